@@ -1,0 +1,59 @@
+# Third-party dependencies, all from Debian (see scripts/setup.sh).
+
+find_package(Threads REQUIRED)
+
+# protobuf-lite: position-independent static build made by scripts/setup.sh
+# from Debian's source package, linked into the plugin with hidden symbols.
+set(KILN_DEPS_DIR "${CMAKE_SOURCE_DIR}/.deps" CACHE PATH "Built dependencies")
+file(GLOB KILN_PROTOBUF_PREFIXES "${KILN_DEPS_DIR}/protobuf-lite-*")
+list(SORT KILN_PROTOBUF_PREFIXES)
+list(REVERSE KILN_PROTOBUF_PREFIXES)
+list(GET KILN_PROTOBUF_PREFIXES 0 KILN_PROTOBUF_PREFIX)
+if(NOT KILN_PROTOBUF_PREFIX OR NOT EXISTS "${KILN_PROTOBUF_PREFIX}/lib/libprotobuf-lite.a")
+  message(FATAL_ERROR "protobuf-lite (PIC) not found under ${KILN_DEPS_DIR}; run scripts/setup.sh")
+endif()
+add_library(kiln_protobuf_lite STATIC IMPORTED GLOBAL)
+set_target_properties(kiln_protobuf_lite PROPERTIES
+  IMPORTED_LOCATION "${KILN_PROTOBUF_PREFIX}/lib/libprotobuf-lite.a"
+  INTERFACE_INCLUDE_DIRECTORIES "${KILN_PROTOBUF_PREFIX}/include"
+  INTERFACE_LINK_LIBRARIES Threads::Threads)
+find_program(KILN_PROTOC protoc REQUIRED)
+
+# Compiles .proto files into C++ sources in the build tree.
+#   kiln_protobuf_generate(OUT_SRCS OUT_HDRS proto...)
+function(kiln_protobuf_generate out_srcs out_hdrs)
+  set(srcs)
+  set(hdrs)
+  foreach(proto ${ARGN})
+    get_filename_component(abs ${proto} ABSOLUTE)
+    get_filename_component(name ${proto} NAME_WE)
+    file(RELATIVE_PATH rel_dir ${CMAKE_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})
+    set(out_dir ${CMAKE_BINARY_DIR}/generated/${rel_dir})
+    list(APPEND srcs ${out_dir}/${name}.pb.cc)
+    list(APPEND hdrs ${out_dir}/${name}.pb.h)
+    add_custom_command(
+      OUTPUT ${out_dir}/${name}.pb.cc ${out_dir}/${name}.pb.h
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/generated
+      COMMAND ${KILN_PROTOC} --cpp_out=${CMAKE_BINARY_DIR}/generated
+              -I${CMAKE_SOURCE_DIR}/src ${abs}
+      DEPENDS ${abs}
+      COMMENT "protoc ${proto}")
+  endforeach()
+  set(${out_srcs} ${srcs} PARENT_SCOPE)
+  set(${out_hdrs} ${hdrs} PARENT_SCOPE)
+endfunction()
+
+if(KILN_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(KILN_BUILD_BENCHMARKS)
+  find_package(benchmark REQUIRED)
+endif()
+
+# A library for one layer: every .cc under the folder (tests live in tests/).
+#   kiln_layer(NAME DIR DEPS...)
+function(kiln_layer name dir)
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${dir}/*.cc)
+  add_library(${name} STATIC ${sources})
+  target_link_libraries(${name} PUBLIC ${ARGN})
+endfunction()

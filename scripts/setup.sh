@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Installs what Kiln needs to build and test on Debian (bookworm or later).
+# Idempotent and quiet when everything is already there.
+#
+#   Debian packages   compiler, CMake, Ninja, GoogleTest, Google Benchmark,
+#                     protobuf headers and protoc.
+#   .deps/protobuf    protobuf-lite built from Debian's own source package as
+#                     position-independent static code. Debian ships
+#                     libprotobuf-lite.a without -fPIC, and the plugin must link
+#                     protobuf statically (hidden) so that a host process with
+#                     another protobuf cannot clash with it.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DEPS="${KILN_DEPS_DIR:-$ROOT/.deps}"
+
+PACKAGES=(build-essential cmake ninja-build pkg-config python3
+          libgtest-dev libgmock-dev libbenchmark-dev
+          libprotobuf-dev protobuf-compiler dpkg-dev)
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed"; then
+    missing+=("$package")
+  fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# protobuf-lite, PIC, from the source of the installed Debian version.
+PB_VERSION="$(dpkg-query -W -f='${Version}' libprotobuf-dev)"
+PB_UPSTREAM="${PB_VERSION%%-*}"
+PB_PREFIX="$DEPS/protobuf-lite-$PB_UPSTREAM"
+if [ ! -f "$PB_PREFIX/lib/libprotobuf-lite.a" ]; then
+  echo "setup: building protobuf-lite $PB_UPSTREAM (PIC) into $PB_PREFIX"
+  WORK="$(mktemp -d)"
+  trap 'rm -rf "$WORK"' EXIT
+  SOURCES=/etc/apt/sources.list.d/kiln-deb-src.sources
+  if ! grep -rqs '^Types:.*deb-src\|^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    as_root tee "$SOURCES" >/dev/null <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+    as_root apt-get update -qq
+  fi
+  (cd "$WORK" && apt-get source -qq --download-only "protobuf=$PB_VERSION" >/dev/null 2>&1 \
+     || apt-get source -qq --download-only protobuf >/dev/null 2>&1)
+  tar -xzf "$WORK"/protobuf_"$PB_UPSTREAM".orig.tar.gz -C "$WORK"
+  SRC_DIR="$(find "$WORK" -maxdepth 1 -type d -name 'protobuf-*' | head -n1)"
+  cmake -S "$SRC_DIR" -B "$WORK/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -Dprotobuf_BUILD_TESTS=OFF -Dprotobuf_BUILD_PROTOC_BINARIES=OFF \
+    -Dprotobuf_WITH_ZLIB=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
+    -DCMAKE_CXX_VISIBILITY_PRESET=hidden -DCMAKE_VISIBILITY_INLINES_HIDDEN=ON >/dev/null
+  cmake --build "$WORK/build" --target libprotobuf-lite >/dev/null
+  mkdir -p "$PB_PREFIX/lib"
+  cp "$WORK/build/libprotobuf-lite.a" "$PB_PREFIX/lib/"
+  cp -r "$SRC_DIR/src" "$PB_PREFIX/include"
+  find "$PB_PREFIX/include" -type f ! -name '*.h' ! -name '*.inc' -delete
+fi
