@@ -19,15 +19,18 @@ set_target_properties(kiln_protobuf_lite PROPERTIES
   INTERFACE_LINK_LIBRARIES Threads::Threads)
 find_program(KILN_PROTOC protoc REQUIRED)
 
-# Compiles .proto files into C++ sources in the build tree.
+# Compiles .proto files into C++ sources under <build>/generated, keeping
+# their path relative to the source root: proto/x.proto is included as
+# "proto/x.pb.h" (add ${CMAKE_BINARY_DIR}/generated to the include path).
 #   kiln_protobuf_generate(OUT_SRCS OUT_HDRS proto...)
 function(kiln_protobuf_generate out_srcs out_hdrs)
   set(srcs)
   set(hdrs)
   foreach(proto ${ARGN})
     get_filename_component(abs ${proto} ABSOLUTE)
+    file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${abs})
+    get_filename_component(rel_dir ${rel} DIRECTORY)
     get_filename_component(name ${proto} NAME_WE)
-    file(RELATIVE_PATH rel_dir ${CMAKE_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})
     set(out_dir ${CMAKE_BINARY_DIR}/generated/${rel_dir})
     list(APPEND srcs ${out_dir}/${name}.pb.cc)
     list(APPEND hdrs ${out_dir}/${name}.pb.h)
@@ -35,9 +38,9 @@ function(kiln_protobuf_generate out_srcs out_hdrs)
       OUTPUT ${out_dir}/${name}.pb.cc ${out_dir}/${name}.pb.h
       COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/generated
       COMMAND ${KILN_PROTOC} --cpp_out=${CMAKE_BINARY_DIR}/generated
-              -I${CMAKE_SOURCE_DIR}/src ${abs}
+              -I${CMAKE_SOURCE_DIR} ${abs}
       DEPENDS ${abs}
-      COMMENT "protoc ${proto}")
+      COMMENT "protoc ${rel}")
   endforeach()
   set(${out_srcs} ${srcs} PARENT_SCOPE)
   set(${out_hdrs} ${hdrs} PARENT_SCOPE)
