@@ -36,12 +36,12 @@ std::vector<std::string> ListFiles(const std::string& dir,
 
 #define EXPECT_OK(expr)                                          \
   do {                                                           \
-    const auto& kiln_s_ = ::kiln::internal::AsStatus((expr));    \
+    const ::kiln::Status kiln_s_ = ::kiln::internal::AsStatus((expr)); \
     EXPECT_TRUE(kiln_s_.ok()) << kiln_s_.ToString();             \
   } while (0)
 #define ASSERT_OK(expr)                                          \
   do {                                                           \
-    const auto& kiln_s_ = ::kiln::internal::AsStatus((expr));    \
+    const ::kiln::Status kiln_s_ = ::kiln::internal::AsStatus((expr)); \
     ASSERT_TRUE(kiln_s_.ok()) << kiln_s_.ToString();             \
   } while (0)
 
