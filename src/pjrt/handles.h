@@ -1,0 +1,161 @@
+// The objects behind PJRT's opaque handles, and the checks that a handle
+// passed in is one of Kiln's.
+//
+// Each handle struct begins with a tag naming its kind (after the function
+// table for PJRT_Memory, whose layout PJRT fixes), so a handle of the wrong
+// kind, or memory that is no handle at all but readable, is reported as an
+// INVALID_ARGUMENT instead of being used. Handles refer to runtime objects;
+// they add only what the C ABI needs to hand out stable pointers (arrays of
+// handles, strings, dimension arrays) for as long as the object lives.
+#ifndef KILN_PJRT_HANDLES_H_
+#define KILN_PJRT_HANDLES_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "pjrt/named_values.h"
+#include "pjrt_c_api.h"
+#include "runtime/buffer.h"
+#include "runtime/client.h"
+#include "runtime/event.h"
+#include "runtime/topology.h"
+
+namespace kiln::pjrt {
+
+// A tag from eight ASCII characters (read as a little-endian integer, so
+// the tag shows as text in a memory dump).
+constexpr uint64_t MakeHandleTag(const char (&text)[9]) {
+  uint64_t tag = 0;
+  for (int i = 7; i >= 0; --i) tag = (tag << 8) | static_cast<uint8_t>(text[i]);
+  return tag;
+}
+
+enum class HandleTag : uint64_t {
+  kClient = MakeHandleTag("kln:clnt"),
+  kDevice = MakeHandleTag("kln:devc"),
+  kDescription = MakeHandleTag("kln:desc"),
+  kMemory = MakeHandleTag("kln:memo"),
+  kBuffer = MakeHandleTag("kln:bufr"),
+  kEvent = MakeHandleTag("kln:evnt"),
+  kTopology = MakeHandleTag("kln:topo"),
+};
+
+}  // namespace kiln::pjrt
+
+struct PJRT_DeviceDescription {
+  kiln::pjrt::HandleTag tag = kiln::pjrt::HandleTag::kDescription;
+  kiln::runtime::DeviceDescription description;
+  kiln::pjrt::NamedValueList attributes;
+};
+
+struct PJRT_Device {
+  kiln::pjrt::HandleTag tag = kiln::pjrt::HandleTag::kDevice;
+  kiln::runtime::Device* device = nullptr;
+  PJRT_Client* client = nullptr;
+  PJRT_DeviceDescription description;
+  std::vector<PJRT_Memory*> memories;  // in runtime MemoryKind order
+  PJRT_Memory* default_memory = nullptr;
+};
+
+namespace kiln::pjrt {
+
+// Kiln's PJRT_Memory: PJRT fixes its first member (the function table).
+struct Memory : PJRT_Memory {
+  HandleTag tag = HandleTag::kMemory;
+  runtime::MemorySpace* memory = nullptr;
+  PJRT_Client* client = nullptr;
+  std::vector<PJRT_Device*> devices;  // the devices that can address it
+
+  // Per-memory user data (PJRT_Memory_FunctionTable::set_user_data): each
+  // value's destructor runs when it is replaced or the memory goes away.
+  std::mutex user_data_mutex;
+  std::map<const void*, std::pair<void*, void (*)(void*)>> user_data;
+
+  Memory();
+  ~Memory();
+};
+
+}  // namespace kiln::pjrt
+
+struct PJRT_TopologyDescription {
+  kiln::pjrt::HandleTag tag = kiln::pjrt::HandleTag::kTopology;
+  kiln::runtime::Topology topology;
+  // A client's topology belongs to the client (destroying it is a no-op);
+  // one made by TopologyDescription_Create or _Deserialize to the caller.
+  bool owned_by_client = false;
+  std::vector<std::unique_ptr<PJRT_DeviceDescription>> owned_descriptions;
+  std::vector<PJRT_DeviceDescription*> descriptions;
+  kiln::pjrt::NamedValueList attributes;
+};
+
+struct PJRT_Client {
+  kiln::pjrt::HandleTag tag = kiln::pjrt::HandleTag::kClient;
+  std::unique_ptr<kiln::runtime::Client> runtime;
+  std::vector<std::unique_ptr<PJRT_Device>> owned_devices;
+  std::vector<PJRT_Device*> devices;  // by id
+  std::vector<std::unique_ptr<kiln::pjrt::Memory>> owned_memories;
+  std::vector<PJRT_Memory*> memories;  // by id
+  std::unique_ptr<PJRT_TopologyDescription> topology;
+
+  PJRT_Device* device_handle(const kiln::runtime::Device* device) const {
+    return devices[device->id()];
+  }
+  PJRT_Memory* memory_handle(const kiln::runtime::MemorySpace* memory) const {
+    return memories[memory->id()];
+  }
+};
+
+struct PJRT_Buffer {
+  kiln::pjrt::HandleTag tag = kiln::pjrt::HandleTag::kBuffer;
+  std::shared_ptr<kiln::runtime::Buffer> buffer;
+  PJRT_Client* client = nullptr;
+  // Stable arrays for Dimensions and GetMemoryLayout.
+  std::vector<int64_t> dims;
+  std::vector<int64_t> minor_to_major;
+
+  PJRT_Buffer(std::shared_ptr<kiln::runtime::Buffer> b, PJRT_Client* c);
+};
+
+struct PJRT_Event {
+  kiln::pjrt::HandleTag tag = kiln::pjrt::HandleTag::kEvent;
+  std::shared_ptr<kiln::runtime::Event> event;
+  // Only events made by PJRT_Event_Create may be set by the caller.
+  bool settable = false;
+};
+
+namespace kiln::pjrt {
+
+// The checked handle behind a pointer: INVALID_ARGUMENT naming `what` (e.g.
+// "PJRT_Buffer_Delete_Args.buffer") when it is null or not a Kiln handle of
+// that kind.
+StatusOr<PJRT_Client*> CheckClient(PJRT_Client* client, std::string_view what);
+StatusOr<PJRT_Device*> CheckDevice(PJRT_Device* device, std::string_view what);
+StatusOr<PJRT_DeviceDescription*> CheckDescription(
+    PJRT_DeviceDescription* description, std::string_view what);
+StatusOr<Memory*> CheckMemory(PJRT_Memory* memory, std::string_view what);
+StatusOr<PJRT_Buffer*> CheckBuffer(PJRT_Buffer* buffer, std::string_view what);
+StatusOr<PJRT_Event*> CheckEvent(PJRT_Event* event, std::string_view what);
+StatusOr<const PJRT_TopologyDescription*> CheckTopology(
+    const PJRT_TopologyDescription* topology, std::string_view what);
+
+// INVALID_ARGUMENT unless `owner` is `client` ("`what` belongs to another
+// client").
+Status CheckSameClient(const PJRT_Client* owner, const PJRT_Client* client,
+                       std::string_view what);
+
+// A new event handle for `event`; the caller owns it.
+PJRT_Event* NewEventHandle(std::shared_ptr<runtime::Event> event);
+
+// A new buffer handle for `buffer` of `client`; the caller owns it.
+PJRT_Buffer* NewBufferHandle(std::shared_ptr<runtime::Buffer> buffer,
+                             PJRT_Client* client);
+
+}  // namespace kiln::pjrt
+
+#endif  // KILN_PJRT_HANDLES_H_

@@ -1,0 +1,60 @@
+#include "pjrt/shapes.h"
+
+#include <algorithm>
+#include <span>
+
+#include "pjrt/element_types.h"
+
+namespace kiln::pjrt {
+
+StatusOr<runtime::Shape> ReadShape(int type, const int64_t* dims,
+                                   size_t num_dims, std::string_view what) {
+  ASSIGN_OR_RETURN(runtime::DType dtype,
+                   DTypeFromPjrt(type, StrCat(what, "element type")));
+  if (num_dims > runtime::kMaxRank) {
+    return InvalidArgumentError(what, "num_dims is ", num_dims,
+                                "; Kiln supports at most ", runtime::kMaxRank,
+                                " dimensions");
+  }
+  if (dims == nullptr && num_dims > 0) {
+    return InvalidArgumentError(what, "dims is null, but num_dims is ",
+                                num_dims);
+  }
+  auto shape = runtime::Shape::Make(
+      dtype, std::span<const int64_t>(dims, dims == nullptr ? 0 : num_dims));
+  if (!shape.ok()) return shape.status().WithContext(StrCat(what, "dims"));
+  return shape;
+}
+
+StatusOr<Memory*> ResolvePlacement(PJRT_Client* client, PJRT_Device* device,
+                                   PJRT_Memory* memory, std::string_view what) {
+  PJRT_Device* checked_device = nullptr;
+  if (device != nullptr) {
+    ASSIGN_OR_RETURN(checked_device,
+                     CheckDevice(device, StrCat(what, "device")));
+    RETURN_IF_ERROR(CheckSameClient(checked_device->client, client,
+                                    StrCat(what, "device")));
+  }
+  if (memory != nullptr) {
+    ASSIGN_OR_RETURN(Memory * checked,
+                     CheckMemory(memory, StrCat(what, "memory")));
+    RETURN_IF_ERROR(
+        CheckSameClient(checked->client, client, StrCat(what, "memory")));
+    if (checked_device != nullptr &&
+        std::find(checked->devices.begin(), checked->devices.end(),
+                  checked_device) == checked->devices.end()) {
+      return InvalidArgumentError(what, "memory (",
+                                  checked->memory->debug_string(),
+                                  ") is not addressable by ", what, "device (",
+                                  checked_device->device->debug_string(), ")");
+    }
+    return checked;
+  }
+  if (checked_device == nullptr) {
+    return InvalidArgumentError(what, "device and ", what,
+                                "memory are both null; one must be given");
+  }
+  return static_cast<Memory*>(checked_device->default_memory);
+}
+
+}  // namespace kiln::pjrt

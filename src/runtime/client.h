@@ -1,0 +1,73 @@
+// The runtime's CPU client: N devices of one process, with their memory
+// spaces, and the platform's names.
+#ifndef KILN_RUNTIME_CLIENT_H_
+#define KILN_RUNTIME_CLIENT_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "runtime/device.h"
+#include "runtime/memory_space.h"
+#include "runtime/topology.h"
+
+namespace kiln::runtime {
+
+// The most devices one client may have (each has its own thread).
+inline constexpr int kMaxDevices = 1024;
+
+struct ClientOptions {
+  int device_count = 1;
+};
+
+class Client {
+ public:
+  // INVALID_ARGUMENT when `device_count` is outside [1, kMaxDevices].
+  static StatusOr<std::unique_ptr<Client>> Create(const ClientOptions& options);
+  // Finishes the work queued on every device, then stops the queues.
+  ~Client();
+
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // "kiln".
+  static const std::string& PlatformName();
+  // "kiln 0.1.0".
+  static const std::string& PlatformVersion();
+
+  int process_index() const { return 0; }
+  // The topology of this client's devices.
+  const Topology& topology() const { return topology_; }
+
+  // All devices, by id (every device is addressable: one process).
+  const std::vector<Device*>& devices() const { return device_pointers_; }
+  // All memory spaces of all devices, by id.
+  const std::vector<MemorySpace*>& memory_spaces() const {
+    return memory_spaces_;
+  }
+
+  // INVALID_ARGUMENT "No matching device found for device_id <id>".
+  StatusOr<Device*> LookupDevice(int id) const;
+  // INVALID_ARGUMENT "No matching device found for local_hardware_id <id>".
+  StatusOr<Device*> LookupAddressableDevice(int local_hardware_id) const;
+
+  // The devices for `num_replicas` x `num_partitions`, as ids in
+  // replica-major order (entry r * num_partitions + p): partition p of
+  // replica r runs on device p * num_replicas + r. INVALID_ARGUMENT when a
+  // count is not positive or more devices are needed than the client has.
+  StatusOr<std::vector<int>> DefaultDeviceAssignment(int num_replicas,
+                                                     int num_partitions) const;
+
+ private:
+  Client() = default;
+
+  Topology topology_;
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::vector<Device*> device_pointers_;
+  std::vector<MemorySpace*> memory_spaces_;
+};
+
+}  // namespace kiln::runtime
+
+#endif  // KILN_RUNTIME_CLIENT_H_

@@ -1,0 +1,88 @@
+// A CPU device: an id, a work queue, three memory spaces and allocation
+// counters.
+//
+// Devices share the machine's cores; what makes them separate is their
+// queues (work for one device runs in order on its own thread) and their
+// memory accounting.
+#ifndef KILN_RUNTIME_DEVICE_H_
+#define KILN_RUNTIME_DEVICE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/memory_space.h"
+#include "runtime/storage.h"
+#include "runtime/topology.h"
+#include "runtime/work_queue.h"
+
+namespace kiln::runtime {
+
+// What PJRT_Device_MemoryStats reports for a device.
+struct MemoryStats {
+  int64_t bytes_in_use = 0;
+  int64_t peak_bytes_in_use = 0;
+  int64_t num_allocs = 0;
+  int64_t largest_alloc_size = 0;
+  int64_t bytes_limit = 0;
+};
+
+class Device {
+ public:
+  // Device `id` of process `process_index`; its memory spaces get ids
+  // `first_memory_id` onwards, one per memory kind.
+  Device(int id, int process_index, int first_memory_id);
+  // Finishes the queued work, then stops the queue.
+  ~Device();
+
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  // Global id, unique in the client.
+  int id() const { return description_.id; }
+  // The id among this process's devices (the same as id() in a single
+  // process).
+  int local_hardware_id() const { return description_.id; }
+  int process_index() const { return description_.process_index; }
+  const DeviceDescription& description() const { return description_; }
+  // "cpu".
+  const std::string& kind() const { return description_.kind; }
+  // "kiln:cpu:0".
+  const std::string& debug_string() const { return description_.debug_string; }
+  // "KilnCpuDevice(id=0)".
+  const std::string& to_string() const { return description_.to_string; }
+
+  // The memory spaces in MemoryKind order; the first (`device`) is the
+  // default.
+  const std::vector<MemorySpace*>& memory_spaces() const {
+    return memory_space_pointers_;
+  }
+  MemorySpace* default_memory_space() const {
+    return memory_space_pointers_.front();
+  }
+  MemorySpace* memory_space(MemoryKind kind) const {
+    return memory_space_pointers_[static_cast<int>(kind)];
+  }
+
+  const std::shared_ptr<WorkQueue>& queue() const { return queue_; }
+  const std::shared_ptr<MemoryCounters>& counters() const { return counters_; }
+
+  // Bytes allocated for buffers of this device (all its memory spaces),
+  // and the limit: the machine's physical memory.
+  MemoryStats GetMemoryStats() const;
+  void ClearMemoryStats() { counters_->ResetPeak(); }
+
+ private:
+  DeviceDescription description_;
+  std::vector<std::unique_ptr<MemorySpace>> memory_spaces_;
+  std::vector<MemorySpace*> memory_space_pointers_;
+  std::shared_ptr<WorkQueue> queue_;
+  std::shared_ptr<MemoryCounters> counters_;
+};
+
+// The machine's physical memory in bytes: the most one buffer may take.
+int64_t PhysicalMemoryBytes();
+
+}  // namespace kiln::runtime
+
+#endif  // KILN_RUNTIME_DEVICE_H_

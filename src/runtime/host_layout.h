@@ -1,0 +1,55 @@
+// Host layouts: how the elements of a shape are placed in host memory, as
+// a byte stride per dimension, and the copies between such a layout and a
+// buffer's dense row-major storage.
+#ifndef KILN_RUNTIME_HOST_LAYOUT_H_
+#define KILN_RUNTIME_HOST_LAYOUT_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "runtime/shape.h"
+
+namespace kiln::runtime {
+
+// Byte strides of the dense row-major layout of `shape`.
+std::vector<int64_t> DenseByteStrides(const Shape& shape);
+
+// Byte strides of the dense layout of `shape` whose dimensions are ordered
+// `minor_to_major` (XLA's layout notation: minor_to_major[0] varies
+// fastest). INVALID_ARGUMENT unless it is a permutation of the dimensions.
+StatusOr<std::vector<int64_t>> ByteStridesFromMinorToMajor(
+    const Shape& shape, std::span<const int64_t> minor_to_major);
+
+// Whether `byte_strides` describe the dense row-major layout of `shape`
+// (strides of dimensions of size 1 do not matter).
+bool IsDenseRowMajor(const Shape& shape, std::span<const int64_t> byte_strides);
+
+// Checks strides for reading the elements of `shape` from host memory: one
+// per dimension, and every element's offset fits in int64. Negative and
+// zero strides are allowed (elements may be read more than once).
+Status CheckSourceStrides(const Shape& shape,
+                          std::span<const int64_t> byte_strides);
+
+// Checks strides for writing the elements of `shape` into `dst_size` bytes
+// of host memory and returns how many bytes the layout spans: one stride
+// per dimension, none negative, no two elements at overlapping bytes, and
+// everything inside `dst_size`.
+StatusOr<int64_t> CheckDestinationStrides(const Shape& shape,
+                                          std::span<const int64_t> byte_strides,
+                                          int64_t dst_size);
+
+// Copies the elements of `shape` from `src`, laid out by `src_strides`, to
+// `dst` in dense row-major order.
+void GatherToDense(const Shape& shape, const void* src,
+                   std::span<const int64_t> src_strides, void* dst);
+
+// Copies the elements of `shape` from dense row-major `src` to `dst`, laid
+// out by `dst_strides`.
+void ScatterFromDense(const Shape& shape, const void* src, void* dst,
+                      std::span<const int64_t> dst_strides);
+
+}  // namespace kiln::runtime
+
+#endif  // KILN_RUNTIME_HOST_LAYOUT_H_

@@ -1,0 +1,73 @@
+#include "runtime/storage.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "base/strings.h"
+
+namespace kiln::runtime {
+
+void MemoryCounters::Add(int64_t bytes) {
+  int64_t in_use = bytes_in_use.fetch_add(bytes) + bytes;
+  num_allocs.fetch_add(1);
+  int64_t peak = peak_bytes_in_use.load();
+  while (in_use > peak &&
+         !peak_bytes_in_use.compare_exchange_weak(peak, in_use)) {
+  }
+  int64_t largest = largest_alloc_size.load();
+  while (bytes > largest &&
+         !largest_alloc_size.compare_exchange_weak(largest, bytes)) {
+  }
+}
+
+void MemoryCounters::Remove(int64_t bytes) { bytes_in_use.fetch_sub(bytes); }
+
+void MemoryCounters::ResetPeak() {
+  peak_bytes_in_use.store(bytes_in_use.load());
+}
+
+StatusOr<std::shared_ptr<Storage>> Storage::Allocate(
+    size_t size, std::shared_ptr<MemoryCounters> counters) {
+  // aligned_alloc needs a size that is a multiple of the alignment; a zero
+  // size still gets a unique, valid pointer.
+  size_t rounded = size == 0 ? kStorageAlignment
+                             : (size + kStorageAlignment - 1) /
+                                   kStorageAlignment * kStorageAlignment;
+  if (rounded < size) {
+    return ResourceExhaustedError("cannot allocate ", size, " bytes");
+  }
+  void* data = std::aligned_alloc(kStorageAlignment, rounded);
+  if (data == nullptr) {
+    return ResourceExhaustedError("out of memory allocating ", HumanBytes(size),
+                                  " (", size, " bytes)");
+  }
+  std::memset(data, 0, rounded);
+  std::shared_ptr<Storage> storage(new Storage());
+  storage->data_ = data;
+  storage->size_ = size;
+  storage->owned_ = true;
+  storage->counters_ = std::move(counters);
+  if (storage->counters_) storage->counters_->Add(static_cast<int64_t>(size));
+  return storage;
+}
+
+std::shared_ptr<Storage> Storage::Wrap(void* data, size_t size, bool writable,
+                                       std::function<void()> on_release) {
+  std::shared_ptr<Storage> storage(new Storage());
+  storage->data_ = data;
+  storage->size_ = size;
+  storage->owned_ = false;
+  storage->writable_ = writable;
+  storage->on_release_ = std::move(on_release);
+  return storage;
+}
+
+Storage::~Storage() {
+  if (owned_) {
+    std::free(data_);
+    if (counters_) counters_->Remove(static_cast<int64_t>(size_));
+  }
+  if (on_release_) on_release_();
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,81 @@
+// The bytes behind a buffer: owned aligned memory, or host memory that
+// someone else owns (zero-copy host buffers and views of device memory).
+//
+// Storage is shared (std::shared_ptr): a buffer holds it, and so does every
+// transfer or copy in flight and every external reference, so the bytes
+// stay valid until the last user is done even when the buffer is deleted
+// meanwhile. Owned storage is counted in its memory's statistics from
+// allocation to release.
+#ifndef KILN_RUNTIME_STORAGE_H_
+#define KILN_RUNTIME_STORAGE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "base/status.h"
+
+namespace kiln::runtime {
+
+// Alignment of storage Kiln allocates (a cache line).
+inline constexpr size_t kStorageAlignment = 64;
+// Alignment host memory needs for Kiln to use it in place, and that views
+// of external memory must have.
+inline constexpr size_t kMinExternalAlignment = 16;
+
+// Allocation counters of one device, shared by its storage so that storage
+// released after the device is gone still has something to count into.
+struct MemoryCounters {
+  std::atomic<int64_t> bytes_in_use{0};
+  std::atomic<int64_t> peak_bytes_in_use{0};
+  std::atomic<int64_t> num_allocs{0};
+  std::atomic<int64_t> largest_alloc_size{0};
+
+  void Add(int64_t bytes);
+  void Remove(int64_t bytes);
+  // Restarts the peak at the current use (PJRT_Device_ClearMemoryStats).
+  void ResetPeak();
+};
+
+class Storage {
+ public:
+  // Allocates `size` bytes aligned to kStorageAlignment, zero-filled, and
+  // counts them in `counters` (may be null). RESOURCE_EXHAUSTED when the
+  // system has no memory for it.
+  static StatusOr<std::shared_ptr<Storage>> Allocate(
+      size_t size, std::shared_ptr<MemoryCounters> counters);
+
+  // Uses `size` bytes at `data`, owned elsewhere; `on_release` (may be
+  // empty) runs once when the last user lets go of them. `writable` says
+  // whether Kiln may ever write to them (e.g. reuse them for a donated
+  // output); host memory lent for reading only is not.
+  static std::shared_ptr<Storage> Wrap(void* data, size_t size, bool writable,
+                                       std::function<void()> on_release);
+
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+  // Whether the bytes belong to someone outside Kiln.
+  bool is_external() const { return !owned_; }
+  // Whether Kiln may write to the bytes after they became a buffer's.
+  bool writable() const { return writable_; }
+
+ private:
+  Storage() = default;
+
+  void* data_ = nullptr;
+  size_t size_ = 0;
+  bool owned_ = false;
+  bool writable_ = true;
+  std::shared_ptr<MemoryCounters> counters_;
+  std::function<void()> on_release_;
+};
+
+}  // namespace kiln::runtime
+
+#endif  // KILN_RUNTIME_STORAGE_H_

@@ -1,0 +1,60 @@
+// A device's queue of work: one thread running tasks in FIFO order.
+//
+// Transfers and copies for a device are enqueued here, so they run in the
+// order they were issued, off the caller's thread. Work that must wait for
+// an event is not enqueued until the event is ready (see Event::OnReady),
+// so a queue never blocks on another queue and cannot deadlock with one.
+//
+// Queues are shared (std::shared_ptr) by everything that may still enqueue
+// work, such as an event callback that outlives the client. After Shutdown,
+// Enqueue runs the task on the calling thread instead, so late work still
+// completes and its events still fire.
+#ifndef KILN_RUNTIME_WORK_QUEUE_H_
+#define KILN_RUNTIME_WORK_QUEUE_H_
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace kiln::runtime {
+
+class WorkQueue {
+ public:
+  // Starts the queue's thread.
+  explicit WorkQueue(std::string name);
+  // Shuts down (see Shutdown).
+  ~WorkQueue();
+
+  WorkQueue(const WorkQueue&) = delete;
+  WorkQueue& operator=(const WorkQueue&) = delete;
+
+  // Runs `task` on the queue's thread after everything enqueued before it.
+  void Enqueue(std::function<void()> task);
+
+  // Runs every task already enqueued, then stops the thread. Idempotent.
+  // Must not be called from a task of this queue.
+  void Shutdown();
+
+  const std::string& name() const { return name_; }
+  // Whether the calling thread is this queue's thread.
+  bool IsQueueThread() const;
+
+ private:
+  void Loop();
+
+  std::string name_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> tasks_;
+  bool stopping_ = false;
+  std::mutex shutdown_mutex_;  // serializes Shutdown calls
+  std::thread thread_;
+  std::thread::id thread_id_;
+};
+
+}  // namespace kiln::runtime
+
+#endif  // KILN_RUNTIME_WORK_QUEUE_H_
