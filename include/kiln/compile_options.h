@@ -26,7 +26,8 @@ struct CompileOptions {
 Status ValidateCompileOptions(const CompileOptions& options);
 
 // The serialized xla.CompileOptionsProto (executable_build_options with
-// num_replicas, num_partitions, device_assignment; compile_portable_executable).
+// num_replicas, num_partitions, device_assignment;
+// compile_portable_executable).
 StatusOr<std::string> SerializeCompileOptions(const CompileOptions& options);
 
 // Reads back what SerializeCompileOptions writes (fields Kiln does not

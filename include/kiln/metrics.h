@@ -70,7 +70,7 @@ class Metric {
   mutable std::mutex mutex_;
   int64_t total_samples_ = 0;
   double accumulator_ = 0;
-  std::vector<double> values_;      // ring buffer of kMaxSamples
+  std::vector<double> values_;  // ring buffer of kMaxSamples
   std::vector<int64_t> timestamps_;
   size_t next_ = 0;
 };

@@ -207,9 +207,7 @@ class Executable {
   int64_t num_partitions() const { return num_partitions_; }
   int64_t num_outputs() const { return num_outputs_; }
   // The plugin's fingerprint, or nullopt when it does not give one.
-  const std::optional<std::string>& fingerprint() const {
-    return fingerprint_;
-  }
+  const std::optional<std::string>& fingerprint() const { return fingerprint_; }
   const std::vector<Device*>& addressable_devices() const {
     return addressable_devices_;
   }
@@ -269,9 +267,7 @@ class Client : public std::enable_shared_from_this<Client> {
   Client& operator=(const Client&) = delete;
 
   const Plugin& plugin() const { return *plugin_; }
-  const std::shared_ptr<const Plugin>& shared_plugin() const {
-    return plugin_;
-  }
+  const std::shared_ptr<const Plugin>& shared_plugin() const { return plugin_; }
   PJRT_Client* handle() const { return handle_; }
   const std::string& platform_name() const { return platform_name_; }
   const std::string& platform_version() const { return platform_version_; }
@@ -311,8 +307,7 @@ class Client : public std::enable_shared_from_this<Client> {
   // Loads an executable from the plugin's serialized form; the compile
   // options, when given, override the serialized ones.
   StatusOr<std::unique_ptr<Executable>> DeserializeAndLoad(
-      std::string_view serialized,
-      std::string_view compile_options = {}) const;
+      std::string_view serialized, std::string_view compile_options = {}) const;
 
   // The plugin's default device ids for replicas x partitions, replica
   // major.

@@ -28,14 +28,17 @@ inline constexpr int kMinimumPluginMinorVersion = 29;
 // One entry of a PJRT named-value list (plugin, device and topology
 // attributes; client create options).
 struct NamedValue {
-  using Value = std::variant<std::string, int64_t, std::vector<int64_t>,
-                             float, bool>;
+  using Value =
+      std::variant<std::string, int64_t, std::vector<int64_t>, float, bool>;
   std::string name;
   Value value;
 
   // "2", "[1, 2, 3]", "\"text\"", "true", "0.5".
   std::string ValueToString() const;
 };
+
+// "Layouts", "MemoryDescriptions", ...; "Unknown(N)" past the 0.112 list.
+std::string ExtensionTypeName(PJRT_Extension_Type type);
 
 // Copies a PJRT named-value array. A value of an unknown type is an
 // INVALID_ARGUMENT error naming the entry (never a crash).
@@ -139,7 +142,8 @@ T MakePjrtArgs(size_t struct_size) {
 }  // namespace kiln::client
 
 // `auto args = KILN_PJRT_ARGS(PJRT_Client_Devices_Args);`
-#define KILN_PJRT_ARGS(Type) ::kiln::client::MakePjrtArgs<Type>(Type##_STRUCT_SIZE)
+#define KILN_PJRT_ARGS(Type) \
+  ::kiln::client::MakePjrtArgs<Type>(Type##_STRUCT_SIZE)
 
 // `RETURN_IF_ERROR(KILN_PJRT_CALL(plugin, PJRT_Client_Devices, args));`
 #define KILN_PJRT_CALL(plugin, Slot, args) \

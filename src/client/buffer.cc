@@ -24,15 +24,16 @@ Status Buffer::Describe() {
   dims_args.buffer = handle_;
   RETURN_IF_ERROR(KILN_PJRT_CALL(plugin, PJRT_Buffer_Dimensions, dims_args));
   if (dims_args.num_dims > 0 && dims_args.dims == nullptr) {
-    return InternalError("PJRT_Buffer_Dimensions returned ",
-                         dims_args.num_dims, " dimensions with a null list");
+    return InternalError("PJRT_Buffer_Dimensions returned ", dims_args.num_dims,
+                         " dimensions with a null list");
   }
   shape_.element_type = type_args.type;
   shape_.dimensions.assign(dims_args.dims, dims_args.dims + dims_args.num_dims);
   auto device_args = KILN_PJRT_ARGS(PJRT_Buffer_Device_Args);
   device_args.buffer = handle_;
-  ASSIGN_OR_RETURN(bool has_device, OptionalQuery(KILN_PJRT_CALL(
-                                        plugin, PJRT_Buffer_Device, device_args)));
+  ASSIGN_OR_RETURN(
+      bool has_device,
+      OptionalQuery(KILN_PJRT_CALL(plugin, PJRT_Buffer_Device, device_args)));
   if (has_device) device_ = client_->FindDevice(device_args.device);
   return OkStatus();
 }

@@ -20,8 +20,8 @@ constexpr size_t kMaxHandles = size_t{1} << 20;
 template <typename T>
 Status CheckHandleList(T* const* list, size_t count, std::string_view what) {
   if (count > kMaxHandles) {
-    return InternalError("plugin reported ", count, " ", what,
-                         "; more than ", kMaxHandles, " is not plausible");
+    return InternalError("plugin reported ", count, " ", what, "; more than ",
+                         kMaxHandles, " is not plausible");
   }
   if (count > 0 && list == nullptr) {
     return InternalError("plugin reported ", count, " ", what,
@@ -117,8 +117,9 @@ Status Client::Describe() {
   {
     auto args = KILN_PJRT_ARGS(PJRT_Client_ProcessIndex_Args);
     args.client = handle_;
-    ASSIGN_OR_RETURN(bool present, OptionalQuery(KILN_PJRT_CALL(
-                                       plugin, PJRT_Client_ProcessIndex, args)));
+    ASSIGN_OR_RETURN(
+        bool present,
+        OptionalQuery(KILN_PJRT_CALL(plugin, PJRT_Client_ProcessIndex, args)));
     if (present) process_index_ = args.process_index;
   }
 
@@ -132,8 +133,7 @@ Status Client::Describe() {
     device->client_ = this;
     device->handle_ = devices_args.devices[i];
     if (device->handle_ == nullptr) {
-      return InternalError("PJRT_Client_Devices returned a null device at ",
-                           i);
+      return InternalError("PJRT_Client_Devices returned a null device at ", i);
     }
     auto description_args = KILN_PJRT_ARGS(PJRT_Device_GetDescription_Args);
     description_args.device = device->handle_;
@@ -146,53 +146,54 @@ Status Client::Describe() {
     RETURN_IF_ERROR(KILN_PJRT_CALL(plugin, PJRT_DeviceDescription_Id, id_args));
     device->id_ = id_args.id;
 
-    auto process_args = KILN_PJRT_ARGS(PJRT_DeviceDescription_ProcessIndex_Args);
+    auto process_args =
+        KILN_PJRT_ARGS(PJRT_DeviceDescription_ProcessIndex_Args);
     process_args.device_description = description;
-    ASSIGN_OR_RETURN(bool has_process,
-                     OptionalQuery(KILN_PJRT_CALL(
-                         plugin, PJRT_DeviceDescription_ProcessIndex,
-                         process_args)));
+    ASSIGN_OR_RETURN(
+        bool has_process,
+        OptionalQuery(KILN_PJRT_CALL(
+            plugin, PJRT_DeviceDescription_ProcessIndex, process_args)));
     if (has_process) device->process_index_ = process_args.process_index;
 
     auto kind_args = KILN_PJRT_ARGS(PJRT_DeviceDescription_Kind_Args);
     kind_args.device_description = description;
-    ASSIGN_OR_RETURN(bool has_kind, OptionalQuery(KILN_PJRT_CALL(
-                                        plugin, PJRT_DeviceDescription_Kind,
-                                        kind_args)));
+    ASSIGN_OR_RETURN(bool has_kind,
+                     OptionalQuery(KILN_PJRT_CALL(
+                         plugin, PJRT_DeviceDescription_Kind, kind_args)));
     if (has_kind) {
-      device->kind_ = CopyString(kind_args.device_kind,
-                                 kind_args.device_kind_size);
+      device->kind_ =
+          CopyString(kind_args.device_kind, kind_args.device_kind_size);
     }
 
     auto debug_args = KILN_PJRT_ARGS(PJRT_DeviceDescription_DebugString_Args);
     debug_args.device_description = description;
-    ASSIGN_OR_RETURN(bool has_debug,
-                     OptionalQuery(KILN_PJRT_CALL(
-                         plugin, PJRT_DeviceDescription_DebugString,
-                         debug_args)));
+    ASSIGN_OR_RETURN(
+        bool has_debug,
+        OptionalQuery(KILN_PJRT_CALL(plugin, PJRT_DeviceDescription_DebugString,
+                                     debug_args)));
     if (has_debug) {
-      device->debug_string_ = CopyString(debug_args.debug_string,
-                                         debug_args.debug_string_size);
+      device->debug_string_ =
+          CopyString(debug_args.debug_string, debug_args.debug_string_size);
     }
 
     auto to_string_args = KILN_PJRT_ARGS(PJRT_DeviceDescription_ToString_Args);
     to_string_args.device_description = description;
-    ASSIGN_OR_RETURN(bool has_to_string,
-                     OptionalQuery(KILN_PJRT_CALL(
-                         plugin, PJRT_DeviceDescription_ToString,
-                         to_string_args)));
+    ASSIGN_OR_RETURN(
+        bool has_to_string,
+        OptionalQuery(KILN_PJRT_CALL(plugin, PJRT_DeviceDescription_ToString,
+                                     to_string_args)));
     if (has_to_string) {
-      device->to_string_ = CopyString(to_string_args.to_string,
-                                      to_string_args.to_string_size);
+      device->to_string_ =
+          CopyString(to_string_args.to_string, to_string_args.to_string_size);
     }
 
     auto attributes_args =
         KILN_PJRT_ARGS(PJRT_DeviceDescription_Attributes_Args);
     attributes_args.device_description = description;
-    ASSIGN_OR_RETURN(bool has_attributes,
-                     OptionalQuery(KILN_PJRT_CALL(
-                         plugin, PJRT_DeviceDescription_Attributes,
-                         attributes_args)));
+    ASSIGN_OR_RETURN(
+        bool has_attributes,
+        OptionalQuery(KILN_PJRT_CALL(plugin, PJRT_DeviceDescription_Attributes,
+                                     attributes_args)));
     if (has_attributes) {
       ASSIGN_OR_RETURN(device->attributes_,
                        CopyNamedValues(attributes_args.attributes,
@@ -230,8 +231,8 @@ Status Client::Describe() {
   for (size_t i = 0; i < addressable_args.num_addressable_devices; ++i) {
     Device* device = FindDevice(addressable_args.addressable_devices[i]);
     if (device == nullptr) {
-      return InternalError("PJRT_Client_AddressableDevices returned device ",
-                           i, " that PJRT_Client_Devices did not list");
+      return InternalError("PJRT_Client_AddressableDevices returned device ", i,
+                           " that PJRT_Client_Devices did not list");
     }
     device->addressable_ = true;
     addressable_devices_.push_back(device);
@@ -239,9 +240,10 @@ Status Client::Describe() {
 
   auto memories_args = KILN_PJRT_ARGS(PJRT_Client_AddressableMemories_Args);
   memories_args.client = handle_;
-  ASSIGN_OR_RETURN(bool has_memories,
-                   OptionalQuery(KILN_PJRT_CALL(
-                       plugin, PJRT_Client_AddressableMemories, memories_args)));
+  ASSIGN_OR_RETURN(
+      bool has_memories,
+      OptionalQuery(KILN_PJRT_CALL(plugin, PJRT_Client_AddressableMemories,
+                                   memories_args)));
   if (has_memories) {
     RETURN_IF_ERROR(CheckHandleList(memories_args.addressable_memories,
                                     memories_args.num_addressable_memories,
@@ -313,9 +315,9 @@ StatusOr<Memory*> Client::AddMemory(PJRT_Memory* handle) {
 
   auto kind_id_args = KILN_PJRT_ARGS(PJRT_Memory_Kind_Id_Args);
   kind_id_args.memory = handle;
-  ASSIGN_OR_RETURN(bool has_kind_id,
-                   OptionalQuery(KILN_PJRT_CALL(plugin, PJRT_Memory_Kind_Id,
-                                                kind_id_args)));
+  ASSIGN_OR_RETURN(
+      bool has_kind_id,
+      OptionalQuery(KILN_PJRT_CALL(plugin, PJRT_Memory_Kind_Id, kind_id_args)));
   if (has_kind_id) memory->kind_id_ = kind_id_args.kind_id;
 
   auto debug_args = KILN_PJRT_ARGS(PJRT_Memory_DebugString_Args);
@@ -374,8 +376,7 @@ StatusOr<std::unique_ptr<Buffer>> Client::BufferFromHost(
     Future* done_with_host_buffer) const {
   RETURN_IF_ERROR(ValidateShape(shape));
   if (data == nullptr && shape.ByteSize() > 0) {
-    return InvalidArgumentError("host data for ", shape.ToString(),
-                                " is null");
+    return InvalidArgumentError("host data for ", shape.ToString(), " is null");
   }
   if (device == nullptr && memory == nullptr) {
     return InvalidArgumentError("BufferFromHost needs a device or a memory");
@@ -396,8 +397,7 @@ StatusOr<std::unique_ptr<Buffer>> Client::BufferFromHost(
   args.type = shape.element_type;
   args.dims = shape.dimensions.data();
   args.num_dims = shape.dimensions.size();
-  args.host_buffer_semantics =
-      static_cast<PJRT_HostBufferSemantics>(semantics);
+  args.host_buffer_semantics = static_cast<PJRT_HostBufferSemantics>(semantics);
   if (memory != nullptr) {
     args.memory = memory->handle();
   } else {
@@ -520,7 +520,8 @@ StatusOr<DeviceMemoryStats> Device::GetMemoryStats() const {
   stats.largest_free_block_bytes =
       set(args.largest_free_block_bytes_is_set, args.largest_free_block_bytes);
   stats.pool_bytes = set(args.pool_bytes_is_set, args.pool_bytes);
-  stats.peak_pool_bytes = set(args.peak_pool_bytes_is_set, args.peak_pool_bytes);
+  stats.peak_pool_bytes =
+      set(args.peak_pool_bytes_is_set, args.peak_pool_bytes);
   return stats;
 }
 

@@ -14,10 +14,10 @@ Status ValidateCompileOptions(const CompileOptions& options) {
   int64_t needed = int64_t{options.num_replicas} * options.num_partitions;
   if (!options.device_ids.empty() &&
       static_cast<int64_t>(options.device_ids.size()) != needed) {
-    return InvalidArgumentError(
-        "compile options: ", options.device_ids.size(), " device ids for ",
-        options.num_replicas, " replicas x ", options.num_partitions,
-        " partitions (expected ", needed, ")");
+    return InvalidArgumentError("compile options: ", options.device_ids.size(),
+                                " device ids for ", options.num_replicas,
+                                " replicas x ", options.num_partitions,
+                                " partitions (expected ", needed, ")");
   }
   if (options.portable && needed != 1) {
     return InvalidArgumentError(
@@ -87,18 +87,18 @@ StatusOr<CompileOptions> ParseCompileOptions(const std::string& serialized) {
     options.device_ids.assign(
         size_t{1} * options.num_replicas * options.num_partitions, -1);
     if (assignment.computation_devices_size() != options.num_partitions) {
-      return InvalidArgumentError(
-          "compile options: device assignment has ",
-          assignment.computation_devices_size(), " computations for ",
-          options.num_partitions, " partitions");
+      return InvalidArgumentError("compile options: device assignment has ",
+                                  assignment.computation_devices_size(),
+                                  " computations for ", options.num_partitions,
+                                  " partitions");
     }
     for (int p = 0; p < options.num_partitions; ++p) {
       const auto& row = assignment.computation_devices(p);
       if (row.replica_device_ids_size() != options.num_replicas) {
-        return InvalidArgumentError(
-            "compile options: computation ", p, " lists ",
-            row.replica_device_ids_size(), " devices for ",
-            options.num_replicas, " replicas");
+        return InvalidArgumentError("compile options: computation ", p,
+                                    " lists ", row.replica_device_ids_size(),
+                                    " devices for ", options.num_replicas,
+                                    " replicas");
       }
       for (int r = 0; r < options.num_replicas; ++r) {
         options.device_ids[size_t{1} * r * options.num_partitions + p] =

@@ -11,7 +11,8 @@ constexpr std::string_view kMagic = "KILNCMP";
 constexpr char kFormatVersion = 1;
 
 void PutUint64(std::string& out, uint64_t value) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(value >> (8 * i)));
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<char>(value >> (8 * i)));
 }
 
 void PutBytes(std::string& out, std::string_view bytes) {
@@ -75,14 +76,14 @@ std::string EncodeComputationRecord(const ComputationRecord& record) {
 StatusOr<ComputationRecord> DecodeComputationRecord(std::string_view bytes) {
   if (bytes.size() < kMagic.size() + 1 ||
       bytes.substr(0, kMagic.size()) != kMagic) {
-    return DataLossError("not a Kiln computation record (it does not begin "
-                         "with \"KILNCMP\")");
+    return DataLossError(
+        "not a Kiln computation record (it does not begin "
+        "with \"KILNCMP\")");
   }
   if (bytes[kMagic.size()] != kFormatVersion) {
-    return DataLossError("computation record of format ",
-                         static_cast<int>(bytes[kMagic.size()]),
-                         "; this client reads format ",
-                         static_cast<int>(kFormatVersion));
+    return DataLossError(
+        "computation record of format ", static_cast<int>(bytes[kMagic.size()]),
+        "; this client reads format ", static_cast<int>(kFormatVersion));
   }
   Reader reader(bytes.substr(kMagic.size() + 1));
   ComputationRecord record;

@@ -37,11 +37,12 @@ Status Executable::Describe() {
 
   auto name_args = KILN_PJRT_ARGS(PJRT_Executable_Name_Args);
   name_args.executable = executable_;
-  ASSIGN_OR_RETURN(bool has_name, OptionalQuery(KILN_PJRT_CALL(
-                                      plugin, PJRT_Executable_Name, name_args)));
+  ASSIGN_OR_RETURN(
+      bool has_name,
+      OptionalQuery(KILN_PJRT_CALL(plugin, PJRT_Executable_Name, name_args)));
   if (has_name) {
-    name_ = CopyString(name_args.executable_name,
-                       name_args.executable_name_size);
+    name_ =
+        CopyString(name_args.executable_name, name_args.executable_name_size);
   }
 
   auto replicas_args = KILN_PJRT_ARGS(PJRT_Executable_NumReplicas_Args);
@@ -53,9 +54,10 @@ Status Executable::Describe() {
 
   auto partitions_args = KILN_PJRT_ARGS(PJRT_Executable_NumPartitions_Args);
   partitions_args.executable = executable_;
-  ASSIGN_OR_RETURN(bool has_partitions,
-                   OptionalQuery(KILN_PJRT_CALL(
-                       plugin, PJRT_Executable_NumPartitions, partitions_args)));
+  ASSIGN_OR_RETURN(
+      bool has_partitions,
+      OptionalQuery(KILN_PJRT_CALL(plugin, PJRT_Executable_NumPartitions,
+                                   partitions_args)));
   if (has_partitions) num_partitions_ = partitions_args.num_partitions;
 
   auto outputs_args = KILN_PJRT_ARGS(PJRT_Executable_NumOutputs_Args);
@@ -77,14 +79,13 @@ Status Executable::Describe() {
   auto devices_args =
       KILN_PJRT_ARGS(PJRT_LoadedExecutable_AddressableDevices_Args);
   devices_args.executable = handle_;
-  ASSIGN_OR_RETURN(bool has_devices,
-                   OptionalQuery(KILN_PJRT_CALL(
-                       plugin, PJRT_LoadedExecutable_AddressableDevices,
-                       devices_args)));
+  ASSIGN_OR_RETURN(
+      bool has_devices,
+      OptionalQuery(KILN_PJRT_CALL(
+          plugin, PJRT_LoadedExecutable_AddressableDevices, devices_args)));
   if (has_devices) {
     for (size_t i = 0; i < devices_args.num_addressable_devices; ++i) {
-      Device* device =
-          client_->FindDevice(devices_args.addressable_devices[i]);
+      Device* device = client_->FindDevice(devices_args.addressable_devices[i]);
       if (device != nullptr) addressable_devices_.push_back(device);
     }
   }
@@ -150,8 +151,8 @@ StatusOr<ExecuteResult> Executable::Execute(
   std::vector<PJRT_Buffer* const*> argument_lists(num_devices);
   for (size_t d = 0; d < num_devices; ++d) {
     if (arguments[d].size() != num_args) {
-      return InvalidArgumentError("Execute of ", name_, ": device ", d,
-                                  " has ", arguments[d].size(),
+      return InvalidArgumentError("Execute of ", name_, ": device ", d, " has ",
+                                  arguments[d].size(),
                                   " arguments, device 0 has ", num_args);
     }
     for (size_t a = 0; a < num_args; ++a) {
@@ -205,9 +206,9 @@ StatusOr<ExecuteResult> Executable::Execute(
                                         complete_events[d]);
     for (PJRT_Buffer* handle : output_handles[d]) {
       result.outputs[d].push_back(
-          handle == nullptr ? nullptr
-                            : std::unique_ptr<Buffer>(
-                                  new Buffer(client_, handle)));
+          handle == nullptr
+              ? nullptr
+              : std::unique_ptr<Buffer>(new Buffer(client_, handle)));
     }
   }
   for (size_t d = 0; d < num_devices; ++d) {

@@ -56,7 +56,8 @@ namespace {
 // Seconds spanned by the retained samples.
 double WindowSeconds(const std::vector<int64_t>& timestamps) {
   if (timestamps.size() < 2) return 0;
-  auto [first, last] = std::minmax_element(timestamps.begin(), timestamps.end());
+  auto [first, last] =
+      std::minmax_element(timestamps.begin(), timestamps.end());
   return static_cast<double>(*last - *first) * 1e-9;
 }
 
@@ -100,8 +101,10 @@ std::string FormatDurationNanos(double nanos) {
     double nanos;
     int width;
   };
-  static constexpr Unit kUnits[] = {{"d", 86400e9, 0}, {"h", 3600e9, 2},
-                                    {"m", 60e9, 2},    {"s", 1e9, 2},
+  static constexpr Unit kUnits[] = {{"d", 86400e9, 0},
+                                    {"h", 3600e9, 2},
+                                    {"m", 60e9, 2},
+                                    {"s", 1e9, 2},
                                     {"ms", 1e6, 3}};
   bool started = false;
   double rest = nanos;
@@ -124,8 +127,8 @@ std::string FormatDurationNanos(double nanos) {
 }
 
 std::string FormatBytes(double bytes) {
-  static constexpr const char* kSuffixes[] = {"B", "KB", "MB", "GB", "TB",
-                                              "PB"};
+  static constexpr const char* kSuffixes[] = {"B",  "KB", "MB",
+                                              "GB", "TB", "PB"};
   int unit = 0;
   while (std::fabs(bytes) >= 1024 && unit < 5) {
     bytes /= 1024;

@@ -94,8 +94,8 @@ std::string Metrics::Report() const {
     std::string percentiles;
     for (double p : kPercentiles) {
       if (!percentiles.empty()) percentiles += "; ";
-      StrAppend(percentiles, FormatNumber(p), "%=",
-                FormatValue(unit, snapshot.Percentile(p)));
+      StrAppend(percentiles, FormatNumber(p),
+                "%=", FormatValue(unit, snapshot.Percentile(p)));
     }
     StrAppend(out, "  Percentiles: ", percentiles, "\n");
   }
@@ -114,13 +114,12 @@ std::string Metrics::ReportJson() const {
     Metric::Snapshot snapshot = metric->snapshot();
     if (!first) out += ", ";
     first = false;
-    StrAppend(out, JsonString(name), ": {\"unit\": \"",
-              UnitName(metric->unit()), "\", \"total_samples\": ",
-              snapshot.total_samples,
-              ", \"accumulator\": ", JsonNumber(snapshot.accumulator),
-              ", \"value_rate\": ", JsonNumber(snapshot.ValueRate()),
-              ", \"rate\": ", JsonNumber(snapshot.Rate()),
-              ", \"percentiles\": {");
+    StrAppend(
+        out, JsonString(name), ": {\"unit\": \"", UnitName(metric->unit()),
+        "\", \"total_samples\": ", snapshot.total_samples,
+        ", \"accumulator\": ", JsonNumber(snapshot.accumulator),
+        ", \"value_rate\": ", JsonNumber(snapshot.ValueRate()),
+        ", \"rate\": ", JsonNumber(snapshot.Rate()), ", \"percentiles\": {");
     bool first_percentile = true;
     for (double p : kPercentiles) {
       if (!first_percentile) out += ", ";

@@ -157,8 +157,9 @@ StatusOr<std::vector<Literal>> PjrtComputationClient::TransferFromDevice(
     }
     literals[i].shape = buffer->shape();
     literals[i].bytes.resize(buffer->shape().ByteSize());
-    ASSIGN_OR_RETURN(Future copy, buffer->ToHostAsync(literals[i].bytes.data(),
-                                                      literals[i].bytes.size()));
+    ASSIGN_OR_RETURN(Future copy,
+                     buffer->ToHostAsync(literals[i].bytes.data(),
+                                         literals[i].bytes.size()));
     copies.push_back(std::move(copy));
     bytes += buffer->shape().ByteSize();
   }
@@ -194,15 +195,16 @@ StatusOr<std::vector<Buffer*>> CollectArguments(
     }
     std::shared_ptr<Buffer> buffer = data->buffer();
     if (buffer == nullptr) {
-      return InvalidArgumentError(
-          "execution of ", computation.name(), ": argument ", i, " (",
-          data->shape().ToString(), ") has no value; it was donated to an "
-          "earlier execution");
+      return InvalidArgumentError("execution of ", computation.name(),
+                                  ": argument ", i, " (",
+                                  data->shape().ToString(),
+                                  ") has no value; it was donated to an "
+                                  "earlier execution");
     }
     if (data->device() != device_name) {
-      return InvalidArgumentError("execution of ", computation.name(),
-                                  " on ", device_name, ": argument ", i,
-                                  " is on ", data->device());
+      return InvalidArgumentError("execution of ", computation.name(), " on ",
+                                  device_name, ": argument ", i, " is on ",
+                                  data->device());
     }
     buffers.push_back(buffer.get());
     keep_alive.push_back(std::move(buffer));
@@ -245,16 +247,16 @@ StatusOr<std::vector<DataPtr>> PjrtComputationClient::ExecuteComputation(
                                 " was not compiled by this client");
   }
   if (pjrt->devices_.size() != 1) {
-    return InvalidArgumentError(
-        "ExecuteComputation: ", computation.name(), " is compiled for ",
-        pjrt->devices_.size(), " replicas; run it with ExecuteReplicated");
+    return InvalidArgumentError("ExecuteComputation: ", computation.name(),
+                                " is compiled for ", pjrt->devices_.size(),
+                                " replicas; run it with ExecuteReplicated");
   }
   ASSIGN_OR_RETURN(Device * device, LookupDevice(device_name));
   std::string canonical = DeviceName(device);
   std::vector<std::shared_ptr<Buffer>> keep_alive;
-  ASSIGN_OR_RETURN(std::vector<Buffer*> buffers,
-                   CollectArguments(*pjrt, arguments, canonical, client_.get(),
-                                    keep_alive));
+  ASSIGN_OR_RETURN(
+      std::vector<Buffer*> buffers,
+      CollectArguments(*pjrt, arguments, canonical, client_.get(), keep_alive));
   ExecuteOptions execute_options;
   execute_options.non_donatable_input_indices =
       NonDonatable(arguments.size(), pjrt->donated_parameters_);
@@ -262,14 +264,13 @@ StatusOr<std::vector<DataPtr>> PjrtComputationClient::ExecuteComputation(
   int64_t start = MetricNowNanos();
   in_flight_->Begin(canonical);
   std::vector<std::vector<Buffer*>> argument_lists = {std::move(buffers)};
-  auto result = pjrt->executable_->Execute(argument_lists, execute_options,
-                                           device);
+  auto result =
+      pjrt->executable_->Execute(argument_lists, execute_options, device);
   if (!result.ok()) {
     in_flight_->End(canonical);
     metrics_->GetCounter(names::kExecuteFailed).Add();
-    return result.status().WithContext(
-        StrCat("ExecuteComputation of ", computation.name(), " on ",
-               canonical));
+    return result.status().WithContext(StrCat(
+        "ExecuteComputation of ", computation.name(), " on ", canonical));
   }
   metrics_->GetCounter(names::kExecuteComputation).Add();
   ReleaseDonated(arguments, pjrt->donated_parameters_);
@@ -282,20 +283,17 @@ StatusOr<std::vector<DataPtr>> PjrtComputationClient::ExecuteComputation(
   // the plugin fires the event.
   std::shared_ptr<Metrics> metrics = metrics_;
   std::shared_ptr<InFlight> in_flight = in_flight_;
-  Status registered = std::move(result->device_complete[0])
-                          .OnReady([metrics, in_flight, start,
-                                    canonical](Status status) {
-                            int64_t now = MetricNowNanos();
-                            metrics
-                                ->GetMetric(names::kExecuteTime,
-                                            MetricUnit::kNanoseconds)
-                                .AddSample(static_cast<double>(now - start),
-                                           now);
-                            if (!status.ok()) {
-                              metrics->GetCounter(names::kExecuteFailed).Add();
-                            }
-                            in_flight->End(canonical);
-                          });
+  Status registered =
+      std::move(result->device_complete[0])
+          .OnReady([metrics, in_flight, start, canonical](Status status) {
+            int64_t now = MetricNowNanos();
+            metrics->GetMetric(names::kExecuteTime, MetricUnit::kNanoseconds)
+                .AddSample(static_cast<double>(now - start), now);
+            if (!status.ok()) {
+              metrics->GetCounter(names::kExecuteFailed).Add();
+            }
+            in_flight->End(canonical);
+          });
   if (!registered.ok()) {
     KILN_LOG(WARNING) << "cannot watch the execution of " << computation.name()
                       << ": " << registered.ToString();
@@ -318,14 +316,13 @@ PjrtComputationClient::ExecuteReplicated(
   }
   if (arguments.size() != devices.size()) {
     return InvalidArgumentError("ExecuteReplicated of ", computation.name(),
-                                ": ", arguments.size(),
-                                " argument lists for ", devices.size(),
-                                " devices");
+                                ": ", arguments.size(), " argument lists for ",
+                                devices.size(), " devices");
   }
   if (devices.size() != pjrt->devices_.size()) {
-    return InvalidArgumentError(
-        "ExecuteReplicated of ", computation.name(), ": compiled for ",
-        pjrt->devices_.size(), " devices, asked to run on ", devices.size());
+    return InvalidArgumentError("ExecuteReplicated of ", computation.name(),
+                                ": compiled for ", pjrt->devices_.size(),
+                                " devices, asked to run on ", devices.size());
   }
   std::vector<std::string> canonical;
   std::vector<std::vector<Buffer*>> argument_lists;
@@ -368,20 +365,18 @@ PjrtComputationClient::ExecuteReplicated(
     }
   }
   // One sample when the last device finishes.
-  auto remaining = std::make_shared<std::atomic<int>>(
-      static_cast<int>(devices.size()));
+  auto remaining =
+      std::make_shared<std::atomic<int>>(static_cast<int>(devices.size()));
   std::shared_ptr<Metrics> metrics = metrics_;
   std::shared_ptr<InFlight> in_flight = in_flight_;
   for (size_t d = 0; d < devices.size(); ++d) {
     std::string name = canonical[d];
-    auto on_done = [metrics, in_flight, start, remaining,
-                    name](Status status) {
+    auto on_done = [metrics, in_flight, start, remaining, name](Status status) {
       if (!status.ok()) metrics->GetCounter(names::kExecuteFailed).Add();
       if (remaining->fetch_sub(1) == 1) {
         int64_t now = MetricNowNanos();
         metrics
-            ->GetMetric(names::kExecuteReplicatedTime,
-                        MetricUnit::kNanoseconds)
+            ->GetMetric(names::kExecuteReplicatedTime, MetricUnit::kNanoseconds)
             .AddSample(static_cast<double>(now - start), now);
       }
       in_flight->End(name);

@@ -50,8 +50,8 @@ Status MakeDirectories(const std::string& path) {
     if (!partial.empty() && partial != "." && partial != "..") {
       if (mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
         return Status(StatusCode::kPermissionDenied,
-                      StrCat("cannot create the compile cache folder ",
-                             partial, ": ", std::strerror(errno)));
+                      StrCat("cannot create the compile cache folder ", partial,
+                             ": ", std::strerror(errno)));
       }
     }
     partial += "/";
@@ -106,9 +106,8 @@ StatusOr<ComputationPtr> PjrtComputationClient::CompileOne(
   ASSIGN_OR_RETURN(computation->compile_options_,
                    SerializeCompileOptions(options));
   computation->program_ = std::move(instance.program);
-  computation->hash_ = CacheKey(computation->program_,
-                                computation->compile_options_, donated,
-                                *client_);
+  computation->hash_ = CacheKey(
+      computation->program_, computation->compile_options_, donated, *client_);
 
   {
     std::lock_guard<std::mutex> lock(cache_mutex_);
@@ -163,9 +162,8 @@ StatusOr<ComputationPtr> PjrtComputationClient::CompileOne(
     // A cache that cannot be written costs a recompile later, not a failure
     // now.
     auto serialized = SerializeComputation(computation);
-    Status written = serialized.ok()
-                         ? MakeDirectories(persistent_cache_path_)
-                         : serialized.status();
+    Status written = serialized.ok() ? MakeDirectories(persistent_cache_path_)
+                                     : serialized.status();
     if (written.ok()) written = WriteFile(cache_file, *serialized);
     if (!written.ok()) {
       KILN_LOG(WARNING) << "compile cache: cannot store " << cache_file << ": "
@@ -182,10 +180,10 @@ StatusOr<std::string> PjrtComputationClient::SerializeComputation(
     const ComputationPtr& computation) {
   auto* pjrt = dynamic_cast<const PjrtComputation*>(computation.get());
   if (pjrt == nullptr || pjrt->client_ != client_.get()) {
-    return InvalidArgumentError("SerializeComputation: ",
-                                computation == nullptr ? "null"
-                                                       : computation->name(),
-                                " was not compiled by this client");
+    return InvalidArgumentError(
+        "SerializeComputation: ",
+        computation == nullptr ? "null" : computation->name(),
+        " was not compiled by this client");
   }
   ComputationRecord record;
   record.platform_name = client_->platform_name();
@@ -249,17 +247,16 @@ StatusOr<ComputationPtr> PjrtComputationClient::LoadSerialized(
 
   if (!record.executable.empty() &&
       record.platform_version == client_->platform_version()) {
-    ScopedTimer timer(metrics_->GetMetric(names::kDeserializeTime,
-                                          MetricUnit::kNanoseconds));
+    ScopedTimer timer(
+        metrics_->GetMetric(names::kDeserializeTime, MetricUnit::kNanoseconds));
     auto executable = client_->DeserializeAndLoad(
         record.executable, computation->compile_options_);
     if (executable.ok()) {
       computation->executable_ = std::move(*executable);
       return ComputationPtr(computation);
     }
-    KILN_LOG(INFO) << "plugin refused the executable of " << record.name
-                   << " (" << executable.status().ToString()
-                   << "); compiling it again";
+    KILN_LOG(INFO) << "plugin refused the executable of " << record.name << " ("
+                   << executable.status().ToString() << "); compiling it again";
   }
   // Refused, from another plugin version, or never serialized: the program
   // is in the record, so compile it.

@@ -49,9 +49,7 @@ class PjrtComputation : public Computation {
   const std::string& name() const override { return name_; }
   const std::string& program() const override { return program_; }
   uint64_t hash() const override { return hash_; }
-  const std::vector<std::string>& devices() const override {
-    return devices_;
-  }
+  const std::vector<std::string>& devices() const override { return devices_; }
   const std::vector<int>& donated_parameters() const override {
     return donated_parameters_;
   }

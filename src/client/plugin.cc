@@ -55,6 +55,39 @@ bool SlotUsable(const SlotInfo& slot, size_t struct_size, int minor) {
 
 }  // namespace
 
+std::string ExtensionTypeName(PJRT_Extension_Type type) {
+  static constexpr const char* kNames[] = {"Gpu_Custom_Call",
+                                           "Profiler",
+                                           "Custom_Partitioner",
+                                           "Stream",
+                                           "Layouts",
+                                           "FFI",
+                                           "MemoryDescriptions",
+                                           "Triton",
+                                           "RawBuffer",
+                                           "PhaseCompile",
+                                           "Example",
+                                           "Unknown",
+                                           "CrossHostTransfers",
+                                           "ExecutableMetadata",
+                                           "Callback",
+                                           "HostAllocator",
+                                           "TpuTopology",
+                                           "TpuExecutable",
+                                           "Megascale",
+                                           "Shardings",
+                                           "AbiVersion",
+                                           "Collectives",
+                                           "MultiSlice",
+                                           "HostMemoryAllocator",
+                                           "XlaTransform"};
+  int index = static_cast<int>(type);
+  if (index >= 0 && index < static_cast<int>(std::size(kNames))) {
+    return kNames[index];
+  }
+  return StrCat("Unknown(", index, ")");
+}
+
 std::string NamedValue::ValueToString() const {
   struct Printer {
     std::string operator()(const std::string& v) const {
@@ -113,10 +146,9 @@ StatusOr<std::vector<NamedValue>> CopyNamedValues(const PJRT_NamedValue* values,
         value.value = in.bool_value;
         break;
       default:
-        return InvalidArgumentError("named value '", value.name,
-                                    "' has unknown type ",
-                                    static_cast<int>(in.type),
-                                    " (expected 0 to 4)");
+        return InvalidArgumentError(
+            "named value '", value.name, "' has unknown type ",
+            static_cast<int>(in.type), " (expected 0 to 4)");
     }
     out.push_back(std::move(value));
   }
@@ -198,8 +230,8 @@ StatusOr<std::shared_ptr<Plugin>> Plugin::Initialize(
   // the three error slots cannot be used at all.
   if (api->struct_size < kRequiredTableSize) {
     return InvalidArgumentError(
-        "PJRT plugin ", plugin->path_, " has a PJRT_Api of ",
-        api->struct_size, " bytes; at least ", kRequiredTableSize,
+        "PJRT plugin ", plugin->path_, " has a PJRT_Api of ", api->struct_size,
+        " bytes; at least ", kRequiredTableSize,
         " are needed for the version and the error slots");
   }
   plugin->major_ = api->pjrt_api_version.major_version;
@@ -360,10 +392,10 @@ Status Plugin::ConsumeError(PJRT_Error* error) const {
       auto* out =
           static_cast<std::vector<std::pair<std::string, std::string>>*>(
               user_arg);
-      out->emplace_back(std::string(key == nullptr ? "" : key,
-                                    key == nullptr ? 0 : key_size),
-                        std::string(value == nullptr ? "" : value,
-                                    value == nullptr ? 0 : value_size));
+      out->emplace_back(
+          std::string(key == nullptr ? "" : key, key == nullptr ? 0 : key_size),
+          std::string(value == nullptr ? "" : value,
+                      value == nullptr ? 0 : value_size));
     };
     PJRT_Error* payload_error = table_.PJRT_Error_ForEachPayload(&payload_args);
     if (payload_error != nullptr) {

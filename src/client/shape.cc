@@ -15,37 +15,37 @@ struct ElementTypeInfo {
 };
 
 // One row per PJRT element type (PJRT C API 0.112).
-#define KILN_ELEMENT_TYPES(X)                          \
-  X(PRED, "i1", 1)                                     \
-  X(S1, "i1", 1)                                       \
-  X(S2, "i2", 2)                                       \
-  X(S4, "i4", 4)                                       \
-  X(S8, "i8", 8)                                       \
-  X(S16, "i16", 16)                                    \
-  X(S32, "i32", 32)                                    \
-  X(S64, "i64", 64)                                    \
-  X(U1, "ui1", 1)                                      \
-  X(U2, "ui2", 2)                                      \
-  X(U4, "ui4", 4)                                      \
-  X(U8, "ui8", 8)                                      \
-  X(U16, "ui16", 16)                                   \
-  X(U32, "ui32", 32)                                   \
-  X(U64, "ui64", 64)                                   \
-  X(F16, "f16", 16)                                    \
-  X(BF16, "bf16", 16)                                  \
-  X(F32, "f32", 32)                                    \
-  X(F64, "f64", 64)                                    \
-  X(C64, "complex<f32>", 64)                           \
-  X(C128, "complex<f64>", 128)                         \
-  X(F8E5M2, "f8E5M2", 8)                               \
-  X(F8E4M3FN, "f8E4M3FN", 8)                           \
-  X(F8E4M3B11FNUZ, "f8E4M3B11FNUZ", 8)                 \
-  X(F8E5M2FNUZ, "f8E5M2FNUZ", 8)                       \
-  X(F8E4M3FNUZ, "f8E4M3FNUZ", 8)                       \
-  X(F8E4M3, "f8E4M3", 8)                               \
-  X(F8E3M4, "f8E3M4", 8)                               \
-  X(F8E8M0FNU, "f8E8M0FNU", 8)                         \
-  X(F4E2M1FN, "f4E2M1FN", 4)                           \
+#define KILN_ELEMENT_TYPES(X)          \
+  X(PRED, "i1", 1)                     \
+  X(S1, "i1", 1)                       \
+  X(S2, "i2", 2)                       \
+  X(S4, "i4", 4)                       \
+  X(S8, "i8", 8)                       \
+  X(S16, "i16", 16)                    \
+  X(S32, "i32", 32)                    \
+  X(S64, "i64", 64)                    \
+  X(U1, "ui1", 1)                      \
+  X(U2, "ui2", 2)                      \
+  X(U4, "ui4", 4)                      \
+  X(U8, "ui8", 8)                      \
+  X(U16, "ui16", 16)                   \
+  X(U32, "ui32", 32)                   \
+  X(U64, "ui64", 64)                   \
+  X(F16, "f16", 16)                    \
+  X(BF16, "bf16", 16)                  \
+  X(F32, "f32", 32)                    \
+  X(F64, "f64", 64)                    \
+  X(C64, "complex<f32>", 64)           \
+  X(C128, "complex<f64>", 128)         \
+  X(F8E5M2, "f8E5M2", 8)               \
+  X(F8E4M3FN, "f8E4M3FN", 8)           \
+  X(F8E4M3B11FNUZ, "f8E4M3B11FNUZ", 8) \
+  X(F8E5M2FNUZ, "f8E5M2FNUZ", 8)       \
+  X(F8E4M3FNUZ, "f8E4M3FNUZ", 8)       \
+  X(F8E4M3, "f8E4M3", 8)               \
+  X(F8E3M4, "f8E3M4", 8)               \
+  X(F8E8M0FNU, "f8E8M0FNU", 8)         \
+  X(F4E2M1FN, "f4E2M1FN", 4)           \
   X(TOKEN, "!stablehlo.token", 0)
 
 #define KILN_ELEMENT_TYPE_ROW(name, mlir, bits) \
@@ -123,8 +123,8 @@ Status ValidateShape(const Shape& shape) {
   int64_t count = 1;
   for (int64_t dim : shape.dimensions) {
     if (dim < 0) {
-      return InvalidArgumentError("shape ", shape.ToString(),
-                                  ": dimension ", dim, " is negative");
+      return InvalidArgumentError("shape ", shape.ToString(), ": dimension ",
+                                  dim, " is negative");
     }
     if (dim != 0 && count > std::numeric_limits<int64_t>::max() / 16 / dim) {
       return InvalidArgumentError("shape ", shape.ToString(),

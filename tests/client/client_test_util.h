@@ -32,12 +32,12 @@ inline std::optional<std::string> KilnPluginPath() {
 }  // namespace kiln::client::testing
 
 // Skips the test, with the reason, when Kiln's plugin is not built.
-#define KILN_REQUIRE_KILN_PLUGIN(var)                                     \
-  auto kiln_plugin_path_ = ::kiln::client::testing::KilnPluginPath();     \
-  if (!kiln_plugin_path_) {                                               \
-    GTEST_SKIP() << "Kiln's plugin (libpjrt_kiln.so) is not built in "    \
-                    "this tree (target pjrt_kiln)";                       \
-  }                                                                       \
+#define KILN_REQUIRE_KILN_PLUGIN(var)                                  \
+  auto kiln_plugin_path_ = ::kiln::client::testing::KilnPluginPath();  \
+  if (!kiln_plugin_path_) {                                            \
+    GTEST_SKIP() << "Kiln's plugin (libpjrt_kiln.so) is not built in " \
+                    "this tree (target pjrt_kiln)";                    \
+  }                                                                    \
   const std::string var = *kiln_plugin_path_
 
 #endif  // KILN_TESTS_CLIENT_CLIENT_TEST_UTIL_H_

@@ -34,9 +34,9 @@ TEST(PluginTest, LoadsOlderPluginAndGatesSlotsOnItsVersionAndTable) {
 
   // Inside its table but newer than 0.40: traps in the plugin, absent here.
   std::vector<std::string_view> absent = plugin->AbsentSlots();
-  EXPECT_TRUE(Contains(absent, "PJRT_Memory_Kind_Id"));          // 0.48
-  EXPECT_TRUE(Contains(absent, "PJRT_ExecuteContext_Create"));   // 0.52
-  EXPECT_TRUE(Contains(absent, "PJRT_Buffer_CopyRawToHost"));    // 0.56
+  EXPECT_TRUE(Contains(absent, "PJRT_Memory_Kind_Id"));         // 0.48
+  EXPECT_TRUE(Contains(absent, "PJRT_ExecuteContext_Create"));  // 0.52
+  EXPECT_TRUE(Contains(absent, "PJRT_Buffer_CopyRawToHost"));   // 0.56
   EXPECT_EQ(plugin->api().PJRT_Memory_Kind_Id, nullptr);
   // Past its table: absent.
   EXPECT_TRUE(Contains(absent, "PJRT_Error_ForEachPayload"));
@@ -144,7 +144,8 @@ TEST(PluginTest, ReadsPluginAttributes) {
   ASSERT_OK_AND_ASSIGN(auto plugin,
                        Plugin::Load(TestPluginPath("kiln_test_plugin_v0_40")));
   ASSERT_EQ(plugin->attributes().size(), 2u);
-  const NamedValue* version = plugin->FindAttribute("stablehlo_current_version");
+  const NamedValue* version =
+      plugin->FindAttribute("stablehlo_current_version");
   ASSERT_NE(version, nullptr);
   EXPECT_EQ(std::get<std::vector<int64_t>>(version->value),
             (std::vector<int64_t>{1, 0, 0}));
@@ -195,7 +196,8 @@ TEST(PluginTest, RejectsMissingFileAndNonLibrary) {
   EXPECT_NE(missing.status().message().find("/nonexistent/libpjrt_nothing.so"),
             std::string_view::npos);
 
-  std::string text = kiln::testing::BuildDir() + "/client_test_not_a_library.so";
+  std::string text =
+      kiln::testing::BuildDir() + "/client_test_not_a_library.so";
   FILE* file = std::fopen(text.c_str(), "w");
   ASSERT_NE(file, nullptr);
   std::fputs("not an ELF file\n", file);

@@ -203,9 +203,9 @@ PJRT_Error* ClientAddressableDevices(
 
 PJRT_Error* ClientLookupDevice(PJRT_Client_LookupDevice_Args* args) {
   if (args->id < 0 || args->id >= 2) {
-    return MakeError(PJRT_Error_Code_INVALID_ARGUMENT,
-                     "No matching device found for device_id " +
-                         std::to_string(args->id));
+    return MakeError(
+        PJRT_Error_Code_INVALID_ARGUMENT,
+        "No matching device found for device_id " + std::to_string(args->id));
   }
   args->device = args->client->device_list[args->id];
   return nullptr;
@@ -225,7 +225,8 @@ PJRT_Error* ClientCompile(PJRT_Client_Compile_Args*) {
 
 PJRT_Error* ClientBufferFromHostBuffer(
     PJRT_Client_BufferFromHostBuffer_Args* args) {
-  if (args->type != PJRT_Buffer_Type_F32 && args->type != PJRT_Buffer_Type_S32) {
+  if (args->type != PJRT_Buffer_Type_F32 &&
+      args->type != PJRT_Buffer_Type_S32) {
     return MakeError(PJRT_Error_Code_UNIMPLEMENTED,
                      "the test plugin holds only f32 and s32 buffers");
   }
