@@ -1,0 +1,30 @@
+// The buffer planner: gives every scratch slot an offset in one arena so
+// that slots whose lifetimes overlap never share bytes, and slots whose
+// lifetimes do not overlap reuse the same memory.
+#ifndef KILN_COMPILE_BUFFER_PLANNER_H_
+#define KILN_COMPILE_BUFFER_PLANNER_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace kiln::compile {
+
+struct BufferRequest {
+  int64_t bytes = 0;
+  int64_t first = 0;  // index of the first step that writes it
+  int64_t last = 0;   // index of the last step that reads it (>= first)
+};
+
+struct BufferPlan {
+  std::vector<int64_t> offsets;  // one per request, aligned
+  int64_t total_bytes = 0;
+};
+
+// Offsets for `requests`, each aligned to `alignment` bytes. Requests whose
+// closed intervals [first, last] overlap get disjoint byte ranges.
+BufferPlan PlanBuffers(const std::vector<BufferRequest>& requests,
+                       int64_t alignment);
+
+}  // namespace kiln::compile
+
+#endif  // KILN_COMPILE_BUFFER_PLANNER_H_

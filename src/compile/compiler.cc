@@ -1,0 +1,31 @@
+#include "compile/compiler.h"
+
+#include "compile/custom_call.h"
+#include "compile/lowering.h"
+
+namespace kiln::compile {
+
+StatusOr<std::unique_ptr<exec::Plan>> Compile(const ir::Module& module,
+                                              const CompileOptions& options) {
+  const ir::Operation* entry = options.entry.empty()
+                                   ? module.EntryFunction()
+                                   : module.LookupFunction(options.entry);
+  if (entry == nullptr) {
+    return InvalidArgumentError(
+        "the module has no entry function",
+        options.entry.empty()
+            ? std::string(" (@main or a single public function)")
+            : StrCat(" @", options.entry));
+  }
+  const CustomCallRegistry& custom_calls = options.custom_calls != nullptr
+                                               ? *options.custom_calls
+                                               : CustomCallRegistry::Builtin();
+  auto plan = std::make_unique<exec::Plan>();
+  Lowering lowering(module, custom_calls, *plan);
+  RETURN_IF_ERROR(lowering.LowerEntry(*entry, options.argument_types,
+                                      options.argument_values));
+  RETURN_IF_ERROR(lowering.Finish());
+  return plan;
+}
+
+}  // namespace kiln::compile

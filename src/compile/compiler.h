@@ -1,0 +1,40 @@
+// Compiling a StableHLO module into an exec::Plan.
+#ifndef KILN_COMPILE_COMPILER_H_
+#define KILN_COMPILE_COMPILER_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "exec/plan.h"
+#include "ir/operation.h"
+
+namespace kiln::compile {
+
+class CustomCallRegistry;
+
+struct CompileOptions {
+  // The entry function; empty: @main, else the only public function.
+  std::string entry;
+  // Concrete types of the entry's arguments, for programs with dynamic
+  // shapes (empty: the program's own types, which must then be static).
+  std::vector<ir::Type> argument_types;
+  // Values of entry arguments that shapes depend on (JAX's dimension
+  // variables), as raw little-endian bytes, by argument number. The plan is
+  // specialized on them: a run must pass the same values.
+  std::map<int, std::string> argument_values;
+  // Custom-call targets (null: CustomCallRegistry::Builtin()).
+  const CustomCallRegistry* custom_calls = nullptr;
+};
+
+// Compiles `module` into an immutable plan. Errors name the op and its
+// location; an unsupported custom-call target is an error here, not at run
+// time.
+StatusOr<std::unique_ptr<exec::Plan>> Compile(
+    const ir::Module& module, const CompileOptions& options = {});
+
+}  // namespace kiln::compile
+
+#endif  // KILN_COMPILE_COMPILER_H_

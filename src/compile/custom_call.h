@@ -1,0 +1,44 @@
+// The registry of custom-call targets (and of ops of other dialects, by
+// their full name), each a lowering function like the built-in ops'.
+//
+// Kiln's own registry (`Builtin()`) knows the targets a one-device CPU
+// plugin must accept: sharding annotations and device placement hints are
+// identities. Tools and tests extend it with a registry whose fallback is
+// the built-in one (the corpus check targets live in tools/, never in the
+// plugin). An unknown target fails compilation.
+#ifndef KILN_COMPILE_CUSTOM_CALL_H_
+#define KILN_COMPILE_CUSTOM_CALL_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "compile/lowering.h"
+
+namespace kiln::compile {
+
+class CustomCallRegistry {
+ public:
+  // A registry that consults `fallback` for names it does not hold.
+  explicit CustomCallRegistry(const CustomCallRegistry* fallback = nullptr)
+      : fallback_(fallback) {}
+
+  void Register(std::string name, LowerFn lower);
+  // The lowering for a custom_call target or an op name; null if unknown.
+  const LowerFn* Find(std::string_view name) const;
+
+  // Kiln's own targets.
+  static const CustomCallRegistry& Builtin();
+
+ private:
+  const CustomCallRegistry* fallback_;
+  std::map<std::string, LowerFn, std::less<>> entries_;
+};
+
+// Binds every result of `op` to the slot of the operand at the same
+// position (for annotations that are identities on one device).
+Status LowerAsIdentity(Lowering& lowering, const ir::Operation& op);
+
+}  // namespace kiln::compile
+
+#endif  // KILN_COMPILE_CUSTOM_CALL_H_

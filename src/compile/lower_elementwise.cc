@@ -1,0 +1,222 @@
+// Lowering of elementwise ops: unary, binary, compare, select, clamp.
+//
+// Kernels exist for the native types (element.h). Narrow floats are
+// computed in f32 and sub-byte integers in 8 bits: operands are converted
+// to the compute type and results converted back (rounding to nearest even,
+// or wrapping to the integer width), which gives the spec's results since
+// f32 holds every narrow-float operand exactly.
+#include "compile/lower_families.h"
+#include "exec/kernels/element.h"
+#include "exec/kernels/elementwise.h"
+
+namespace kiln::compile {
+namespace {
+
+using exec::BinaryOp;
+using exec::UnaryOp;
+using ir::OpCode;
+
+Status LowerUnary(Lowering& lowering, const ir::Operation& op, UnaryOp unary) {
+  ASSIGN_OR_RETURN(SlotId input, lowering.Operand(op, 0));
+  ArrayShape in_shape = lowering.shape(input);
+  ElementType compute = exec::ComputeType(in_shape.type);
+  auto kernel = exec::MakeUnaryKernel(unary, compute, in_shape.num_elements(),
+                                      ir::BitWidth(in_shape.type));
+  if (!kernel) return UnsupportedType(op, in_shape.type);
+  ASSIGN_OR_RETURN(ArrayShape result,
+                   lowering.ResultShape(op, 0, in_shape.dims));
+  SlotId operand = ConvertSlot(lowering, op, input, compute);
+  ElementType produced = exec::UnaryResultType(unary, compute);
+  SlotId out = lowering.NewTemp(ArrayShape{produced, result.dims});
+  lowering.Emit(op, std::move(kernel), {operand}, {out});
+  lowering.Bind(op.result(0), ConvertSlot(lowering, op, out, result.type));
+  return OkStatus();
+}
+
+Status LowerBinary(Lowering& lowering, const ir::Operation& op,
+                   BinaryOp binary) {
+  ASSIGN_OR_RETURN(SlotId lhs, lowering.Operand(op, 0));
+  ASSIGN_OR_RETURN(SlotId rhs, lowering.Operand(op, 1));
+  ArrayShape lhs_shape = lowering.shape(lhs);
+  if (lowering.shape(rhs).dims != lhs_shape.dims) {
+    return InvalidArgumentError(op.Describe(), ": operand shapes ",
+                                lhs_shape.ToString(), " and ",
+                                lowering.shape(rhs).ToString(), " differ");
+  }
+  ElementType compute = exec::ComputeType(lhs_shape.type);
+  auto kernel = exec::MakeBinaryKernel(
+      binary, compute, lhs_shape.num_elements(), ir::BitWidth(lhs_shape.type));
+  if (!kernel) return UnsupportedType(op, lhs_shape.type);
+  ASSIGN_OR_RETURN(ArrayShape result,
+                   lowering.ResultShape(op, 0, lhs_shape.dims));
+  SlotId a = ConvertSlot(lowering, op, lhs, compute);
+  SlotId b = ConvertSlot(lowering, op, rhs, compute);
+  ElementType produced = exec::BinaryResultType(binary, compute);
+  SlotId out = lowering.NewTemp(ArrayShape{produced, result.dims});
+  lowering.Emit(op, std::move(kernel), {a, b}, {out});
+  lowering.Bind(op.result(0), ConvertSlot(lowering, op, out, result.type));
+  return OkStatus();
+}
+
+Status LowerCompare(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(SlotId lhs, lowering.Operand(op, 0));
+  ASSIGN_OR_RETURN(SlotId rhs, lowering.Operand(op, 1));
+  ir::Attribute direction = op.GetAttr("comparison_direction");
+  if (!direction.is(ir::AttrKind::kEnum) || direction.enum_value() < 0 ||
+      direction.enum_value() > 5) {
+    return InvalidArgumentError(op.Describe(),
+                                ": missing or bad comparison_direction");
+  }
+  exec::CompareType compare_type = exec::CompareType::kDefault;
+  ir::Attribute type_attr = op.GetAttr("compare_type");
+  if (type_attr.is(ir::AttrKind::kEnum)) {
+    compare_type = static_cast<exec::CompareType>(type_attr.enum_value());
+  }
+  ArrayShape shape = lowering.shape(lhs);
+  ElementType compute = exec::ComputeType(shape.type);
+  auto kernel = exec::MakeCompareKernel(
+      static_cast<exec::CompareDirection>(direction.enum_value()), compare_type,
+      compute, shape.num_elements());
+  if (!kernel) return UnsupportedType(op, shape.type);
+  SlotId a = ConvertSlot(lowering, op, lhs, compute);
+  SlotId b = ConvertSlot(lowering, op, rhs, compute);
+  ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, 0, shape.dims));
+  lowering.Emit(op, std::move(kernel), {a, b}, {out});
+  return OkStatus();
+}
+
+Status LowerSelect(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(SlotId pred, lowering.Operand(op, 0));
+  ASSIGN_OR_RETURN(SlotId on_true, lowering.Operand(op, 1));
+  ASSIGN_OR_RETURN(SlotId on_false, lowering.Operand(op, 2));
+  const ArrayShape& shape = lowering.shape(on_true);
+  bool scalar_pred = lowering.shape(pred).rank() == 0 && shape.rank() > 0;
+  auto kernel = exec::MakeSelectKernel(shape.element_bytes(),
+                                       shape.num_elements(), scalar_pred);
+  if (!kernel) return UnsupportedType(op, shape.type);
+  ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, 0, shape.dims));
+  lowering.Emit(op, std::move(kernel), {pred, on_true, on_false}, {out});
+  return OkStatus();
+}
+
+Status LowerClamp(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(SlotId min, lowering.Operand(op, 0));
+  ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, 1));
+  ASSIGN_OR_RETURN(SlotId max, lowering.Operand(op, 2));
+  ArrayShape shape = lowering.shape(operand);
+  ElementType compute = exec::ComputeType(shape.type);
+  auto kernel = exec::MakeClampKernel(compute, shape.num_elements(),
+                                      lowering.shape(min).num_elements(),
+                                      lowering.shape(max).num_elements());
+  if (!kernel) return UnsupportedType(op, shape.type);
+  ASSIGN_OR_RETURN(ArrayShape result, lowering.ResultShape(op, 0, shape.dims));
+  SlotId lo = ConvertSlot(lowering, op, min, compute);
+  SlotId x = ConvertSlot(lowering, op, operand, compute);
+  SlotId hi = ConvertSlot(lowering, op, max, compute);
+  SlotId out = lowering.NewTemp(ArrayShape{compute, result.dims});
+  lowering.Emit(op, std::move(kernel), {lo, x, hi}, {out});
+  lowering.Bind(op.result(0), ConvertSlot(lowering, op, out, result.type));
+  return OkStatus();
+}
+
+struct UnaryEntry {
+  OpCode code;
+  UnaryOp op;
+};
+constexpr UnaryEntry kUnaryOps[] = {
+    {OpCode::kAbs, UnaryOp::kAbs},
+    {OpCode::kCbrt, UnaryOp::kCbrt},
+    {OpCode::kCeil, UnaryOp::kCeil},
+    {OpCode::kCosine, UnaryOp::kCos},
+    {OpCode::kCountLeadingZeros, UnaryOp::kClz},
+    {OpCode::kExponential, UnaryOp::kExp},
+    {OpCode::kExponentialMinusOne, UnaryOp::kExpm1},
+    {OpCode::kFloor, UnaryOp::kFloor},
+    {OpCode::kImag, UnaryOp::kImag},
+    {OpCode::kIsFinite, UnaryOp::kIsFinite},
+    {OpCode::kLog, UnaryOp::kLog},
+    {OpCode::kLogPlusOne, UnaryOp::kLog1p},
+    {OpCode::kLogistic, UnaryOp::kLogistic},
+    {OpCode::kNegate, UnaryOp::kNegate},
+    {OpCode::kNot, UnaryOp::kNot},
+    {OpCode::kPopcnt, UnaryOp::kPopcnt},
+    {OpCode::kReal, UnaryOp::kReal},
+    {OpCode::kRoundNearestAfz, UnaryOp::kRoundAfz},
+    {OpCode::kRoundNearestEven, UnaryOp::kRoundEven},
+    {OpCode::kRsqrt, UnaryOp::kRsqrt},
+    {OpCode::kSign, UnaryOp::kSign},
+    {OpCode::kSine, UnaryOp::kSin},
+    {OpCode::kSqrt, UnaryOp::kSqrt},
+    {OpCode::kTan, UnaryOp::kTan},
+    {OpCode::kTanh, UnaryOp::kTanh},
+    {OpCode::kChloAcos, UnaryOp::kAcos},
+    {OpCode::kChloAcosh, UnaryOp::kAcosh},
+    {OpCode::kChloAsin, UnaryOp::kAsin},
+    {OpCode::kChloAsinh, UnaryOp::kAsinh},
+    {OpCode::kChloAtan, UnaryOp::kAtan},
+    {OpCode::kChloAtanh, UnaryOp::kAtanh},
+    {OpCode::kChloBesselI1e, UnaryOp::kBesselI1e},
+    {OpCode::kChloConj, UnaryOp::kConj},
+    {OpCode::kChloCosh, UnaryOp::kCosh},
+    {OpCode::kChloDigamma, UnaryOp::kDigamma},
+    {OpCode::kChloErf, UnaryOp::kErf},
+    {OpCode::kChloErfInv, UnaryOp::kErfInv},
+    {OpCode::kChloErfc, UnaryOp::kErfc},
+    {OpCode::kChloIsInf, UnaryOp::kIsInf},
+    {OpCode::kChloIsNegInf, UnaryOp::kIsNegInf},
+    {OpCode::kChloIsPosInf, UnaryOp::kIsPosInf},
+    {OpCode::kChloLgamma, UnaryOp::kLgamma},
+    {OpCode::kChloSinh, UnaryOp::kSinh},
+    {OpCode::kChloSquare, UnaryOp::kSquare},
+    {OpCode::kChloTan, UnaryOp::kTan},
+};
+
+struct BinaryEntry {
+  OpCode code;
+  BinaryOp op;
+};
+constexpr BinaryEntry kBinaryOps[] = {
+    {OpCode::kAdd, BinaryOp::kAdd},
+    {OpCode::kAnd, BinaryOp::kAnd},
+    {OpCode::kAtan2, BinaryOp::kAtan2},
+    {OpCode::kComplex, BinaryOp::kComplex},
+    {OpCode::kDivide, BinaryOp::kDivide},
+    {OpCode::kMaximum, BinaryOp::kMaximum},
+    {OpCode::kMinimum, BinaryOp::kMinimum},
+    {OpCode::kMultiply, BinaryOp::kMultiply},
+    {OpCode::kOr, BinaryOp::kOr},
+    {OpCode::kPower, BinaryOp::kPower},
+    {OpCode::kRemainder, BinaryOp::kRemainder},
+    {OpCode::kShiftLeft, BinaryOp::kShiftLeft},
+    {OpCode::kShiftRightArithmetic, BinaryOp::kShiftRightArithmetic},
+    {OpCode::kShiftRightLogical, BinaryOp::kShiftRightLogical},
+    {OpCode::kSubtract, BinaryOp::kSubtract},
+    {OpCode::kXor, BinaryOp::kXor},
+    {OpCode::kChloNextAfter, BinaryOp::kNextAfter},
+    {OpCode::kChloMulhi, BinaryOp::kMulhi},
+    {OpCode::kChloPolygamma, BinaryOp::kPolygamma},
+    {OpCode::kChloZeta, BinaryOp::kZeta},
+};
+
+}  // namespace
+
+void RegisterElementwiseLowerings() {
+  for (const UnaryEntry& entry : kUnaryOps) {
+    UnaryOp unary = entry.op;
+    RegisterLowering(entry.code, [unary](Lowering& l, const ir::Operation& op) {
+      return LowerUnary(l, op, unary);
+    });
+  }
+  for (const BinaryEntry& entry : kBinaryOps) {
+    BinaryOp binary = entry.op;
+    RegisterLowering(entry.code,
+                     [binary](Lowering& l, const ir::Operation& op) {
+                       return LowerBinary(l, op, binary);
+                     });
+  }
+  RegisterLowering(OpCode::kCompare, LowerCompare);
+  RegisterLowering(OpCode::kSelect, LowerSelect);
+  RegisterLowering(OpCode::kClamp, LowerClamp);
+}
+
+}  // namespace kiln::compile

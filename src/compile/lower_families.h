@@ -1,0 +1,49 @@
+// The op families' lowering registrations (one lower_*.cc each) and helpers
+// they share. Internal to compile/.
+#ifndef KILN_COMPILE_LOWER_FAMILIES_H_
+#define KILN_COMPILE_LOWER_FAMILIES_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compile/lowering.h"
+
+namespace kiln::compile {
+
+// Fills the lowering table; each family registers its ops.
+void RegisterAllLowerings();
+void RegisterStructuralLowerings();     // lower_structural.cc
+void RegisterElementwiseLowerings();    // lower_elementwise.cc
+void RegisterShapeLowerings();          // lower_shape.cc
+void RegisterReduceLowerings();         // lower_reduce.cc
+void RegisterDotLowerings();            // lower_dot.cc
+void RegisterGatherScatterLowerings();  // lower_gather_scatter.cc
+void RegisterControlFlowLowerings();    // lower_control_flow.cc
+void RegisterMiscLowerings();           // lower_misc.cc
+
+// --- Shared helpers
+// ------------------------------------------------------------
+
+// `slot` converted to element type `to` (the slot itself when it already
+// has that type).
+SlotId ConvertSlot(Lowering& lowering, const ir::Operation& op, SlotId slot,
+                   ElementType to);
+
+// An integer attribute list (dense array, array of integers or dense
+// elements); `fallback` when absent; an error naming the op otherwise.
+StatusOr<std::vector<int64_t>> IntsAttr(
+    const ir::Operation& op, std::string_view name,
+    std::optional<std::vector<int64_t>> fallback = std::nullopt);
+// An integer attribute; `fallback` when absent.
+StatusOr<int64_t> IntAttr(const ir::Operation& op, std::string_view name,
+                          std::optional<int64_t> fallback = std::nullopt);
+// A bool attribute (true/false or unit); false when absent.
+bool BoolAttr(const ir::Operation& op, std::string_view name);
+
+// An error "OP: element type T is not supported".
+Status UnsupportedType(const ir::Operation& op, ElementType type);
+
+}  // namespace kiln::compile
+
+#endif  // KILN_COMPILE_LOWER_FAMILIES_H_

@@ -1,0 +1,7 @@
+#include "compile/lower_families.h"
+
+namespace kiln::compile {
+
+void RegisterGatherScatterLowerings() {}
+
+}  // namespace kiln::compile

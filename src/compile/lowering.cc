@@ -1,0 +1,794 @@
+#include "compile/lowering.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/logging.h"
+#include "compile/buffer_planner.h"
+#include "compile/custom_call.h"
+#include "compile/lower_families.h"
+#include "exec/executor.h"
+#include "exec/kernels/copy.h"
+#include "exec/kernels/quantize.h"
+
+namespace kiln::compile {
+namespace {
+
+// Folding runs a step at compile time when all its inputs are constants;
+// only small results are folded, so constants stay cheap to hold.
+constexpr int64_t kMaxFoldedOutputBytes = 64 * 1024;
+constexpr int64_t kMaxFoldedInputBytes = 1 << 20;
+
+std::vector<LowerFn>& LoweringTable() {
+  static std::vector<LowerFn>* table = [] {
+    auto* t =
+        new std::vector<LowerFn>(static_cast<size_t>(ir::OpCode::kUnknown) + 1);
+    return t;
+  }();
+  return *table;
+}
+
+void EnsureRegistered() {
+  static const bool registered = [] {
+    RegisterAllLowerings();
+    return true;
+  }();
+  (void)registered;
+}
+
+// The leaves of a type: tensors and tokens in order, tuples flattened.
+void FlattenType(const ir::Type& type, std::vector<ir::Type>& leaves) {
+  if (type.IsTuple()) {
+    for (const ir::Type& element : type.elements())
+      FlattenType(element, leaves);
+  } else {
+    leaves.push_back(type);
+  }
+}
+
+bool HasQuantizedType(const ir::Type& type) {
+  if (type.IsTensor()) return type.element().is(ir::TypeKind::kQuantized);
+  if (type.IsTuple()) {
+    for (const ir::Type& element : type.elements()) {
+      if (HasQuantizedType(element)) return true;
+    }
+  }
+  return false;
+}
+
+exec::QuantizationParams ToParams(const ir::QuantizedType& q) {
+  exec::QuantizationParams params;
+  params.storage_type = q.storage_type;
+  params.storage_min = q.storage_min;
+  params.storage_max = q.storage_max;
+  params.expressed_type = q.expressed_type;
+  params.axis = q.axis ? *q.axis : -1;
+  params.scales = q.scales;
+  params.zero_points = q.zero_points;
+  return params;
+}
+
+}  // namespace
+
+void RegisterLowering(ir::OpCode code, LowerFn fn) {
+  LoweringTable()[static_cast<size_t>(code)] = std::move(fn);
+}
+
+const LowerFn* FindLowering(ir::OpCode code) {
+  EnsureRegistered();
+  const LowerFn& fn = LoweringTable()[static_cast<size_t>(code)];
+  return fn ? &fn : nullptr;
+}
+
+Lowering::Lowering(const ir::Module& module,
+                   const CustomCallRegistry& custom_calls, exec::Plan& plan)
+    : module_(module), custom_calls_(custom_calls), plan_(plan) {
+  EnsureRegistered();
+}
+
+// --- Slots
+// --------------------------------------------------------------------
+
+SlotId Lowering::AddSlot(exec::Slot slot) {
+  SlotId id = static_cast<SlotId>(plan_.slots().size());
+  plan_.mutable_slots().push_back(std::move(slot));
+  bool temp = plan_.slots().back().kind == exec::SlotKind::kTemp;
+  slot_frame_.push_back(temp && !frames_.empty() ? frames_.back().id : -1);
+  first_def_.push_back(-1);
+  last_use_.push_back(-1);
+  return id;
+}
+
+SlotId Lowering::NewTemp(ArrayShape shape) {
+  exec::Slot slot;
+  slot.shape = std::move(shape);
+  return AddSlot(std::move(slot));
+}
+
+SlotId Lowering::NewToken() {
+  exec::Slot slot;
+  slot.shape = ArrayShape{ElementType::kI1, {0}};
+  slot.is_token = true;
+  return AddSlot(std::move(slot));
+}
+
+StatusOr<SlotId> Lowering::NewConstant(ArrayShape shape,
+                                       std::string_view data) {
+  int64_t bytes = shape.byte_size();
+  if (static_cast<int64_t>(data.size()) != bytes) {
+    return InternalError("constant of ", shape.ToString(), " has ", data.size(),
+                         " bytes; expected ", bytes);
+  }
+  ASSIGN_OR_RETURN(exec::AlignedBuffer buffer, exec::AllocateAligned(bytes));
+  if (bytes > 0) std::memcpy(buffer.data(), data.data(), bytes);
+  exec::Slot slot;
+  slot.shape = std::move(shape);
+  slot.kind = exec::SlotKind::kConstant;
+  slot.index = static_cast<int32_t>(plan_.constants().size());
+  plan_.mutable_constants().push_back(std::move(buffer));
+  return AddSlot(std::move(slot));
+}
+
+StatusOr<SlotId> Lowering::NewSplatConstant(ArrayShape shape,
+                                            std::string_view value) {
+  int64_t count = shape.num_elements();
+  std::string data;
+  data.reserve(count * value.size());
+  for (int64_t i = 0; i < count; ++i) data.append(value);
+  return NewConstant(std::move(shape), data);
+}
+
+const std::byte* Lowering::ConstantData(SlotId id) const {
+  const exec::Slot& s = slot(id);
+  if (s.kind != exec::SlotKind::kConstant) return nullptr;
+  return plan_.constants()[s.index].data();
+}
+
+std::optional<std::vector<int64_t>> Lowering::ConstantInts(SlotId id) const {
+  const std::byte* data = ConstantData(id);
+  if (data == nullptr) return std::nullopt;
+  const ArrayShape& s = shape(id);
+  if (!ir::IsInteger(s.type) && !ir::IsBool(s.type)) return std::nullopt;
+  int64_t count = s.num_elements();
+  int bytes = ir::StorageBytes(s.type);
+  bool is_signed = ir::IsSignedInteger(s.type);
+  std::vector<int64_t> values(count);
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t raw = 0;
+    std::memcpy(&raw, data + i * bytes, bytes);
+    if (is_signed && bytes < 8 && ((raw >> (bytes * 8 - 1)) & 1)) {
+      raw |= ~uint64_t{0} << (bytes * 8);
+    }
+    values[i] = static_cast<int64_t>(raw);
+  }
+  return values;
+}
+
+StatusOr<std::vector<int64_t>> Lowering::RequireConstantInts(
+    const ir::Operation& op, int operand, std::string_view what) const {
+  ASSIGN_OR_RETURN(SlotId id, Operand(op, operand));
+  auto values = ConstantInts(id);
+  if (!values) {
+    return UnimplementedError(op.Describe(), ": ", what,
+                              " must be known at compile time (it depends on "
+                              "run-time values); give the argument shapes "
+                              "and dimension values when compiling");
+  }
+  return *values;
+}
+
+// --- Values
+// -------------------------------------------------------------------
+
+void Lowering::Bind(const ir::Value* value, std::vector<SlotId> leaves) {
+  values_[value] = std::move(leaves);
+}
+
+StatusOr<std::vector<SlotId>> Lowering::Leaves(const ir::Value* value) const {
+  auto it = values_.find(value);
+  if (it == values_.end()) {
+    return InternalError("value used before it was lowered");
+  }
+  return it->second;
+}
+
+StatusOr<SlotId> Lowering::Slot(const ir::Value* value) const {
+  auto it = values_.find(value);
+  if (it == values_.end()) {
+    return InternalError("value used before it was lowered");
+  }
+  if (it->second.size() != 1) {
+    return InvalidArgumentError("expected a tensor, got ",
+                                value->type().ToString());
+  }
+  return it->second[0];
+}
+
+StatusOr<SlotId> Lowering::Operand(const ir::Operation& op, int i) const {
+  if (i >= op.num_operands()) {
+    return InvalidArgumentError(op.Describe(), ": expected at least ", i + 1,
+                                " operands, got ", op.num_operands());
+  }
+  auto slot = Slot(op.operand(i));
+  if (!slot.ok()) return slot.status().WithContext(op.Describe());
+  return slot;
+}
+
+std::vector<exec::ValueSpec> Lowering::Specs(
+    const std::vector<SlotId>& slots) const {
+  std::vector<exec::ValueSpec> specs;
+  for (SlotId id : slots) specs.push_back({slot(id).shape, slot(id).is_token});
+  return specs;
+}
+
+// --- Types
+// --------------------------------------------------------------------
+
+StatusOr<ElementType> Lowering::SlotElementType(const ir::Type& type) const {
+  ir::Type element = type;
+  if (type.IsTensor() || type.is(ir::TypeKind::kMemRef))
+    element = type.element();
+  if (element.is(ir::TypeKind::kElement)) return element.element_type();
+  if (element.is(ir::TypeKind::kQuantized)) {
+    return quantized_as_float_ ? element.quantized().expressed_type
+                               : element.quantized().storage_type;
+  }
+  return InvalidArgumentError("expected a tensor type, got ", type.ToString());
+}
+
+StatusOr<ArrayShape> Lowering::ResultShape(
+    const ir::Operation& op, int i,
+    std::optional<std::vector<int64_t>> inferred) const {
+  const ir::Type& type = op.result(i)->type();
+  if (!type.IsTensor()) {
+    return InvalidArgumentError(op.Describe(), ": result ", i,
+                                " should be a tensor, got ", type.ToString());
+  }
+  ArrayShape shape;
+  ASSIGN_OR_RETURN(shape.type, SlotElementType(type));
+  if (inferred) {
+    if (static_cast<int64_t>(inferred->size()) != type.rank()) {
+      return InvalidArgumentError(
+          op.Describe(), ": result has type ", type.ToString(),
+          " but the operands give rank ", inferred->size());
+    }
+    for (int64_t d = 0; d < type.rank(); ++d) {
+      if (type.dim(d) != ir::kDynamic && type.dim(d) != (*inferred)[d]) {
+        return InvalidArgumentError(op.Describe(), ": result has type ",
+                                    type.ToString(),
+                                    " but the operands give "
+                                    "dimension ",
+                                    d, " size ", (*inferred)[d]);
+      }
+      if ((*inferred)[d] < 0) {
+        return InvalidArgumentError(op.Describe(), ": negative dimension ",
+                                    (*inferred)[d], " in the result shape");
+      }
+    }
+    shape.dims = std::move(*inferred);
+    return shape;
+  }
+  if (!type.HasStaticShape()) {
+    return UnimplementedError(op.Describe(), ": cannot infer the shape of ",
+                              type.ToString());
+  }
+  shape.dims = type.shape();
+  return shape;
+}
+
+StatusOr<SlotId> Lowering::NewResult(
+    const ir::Operation& op, int i,
+    std::optional<std::vector<int64_t>> inferred) {
+  ASSIGN_OR_RETURN(ArrayShape shape, ResultShape(op, i, std::move(inferred)));
+  SlotId id = NewTemp(std::move(shape));
+  Bind(op.result(i), id);
+  return id;
+}
+
+// --- Steps
+// --------------------------------------------------------------------
+
+void Lowering::NoteUse(SlotId id, int64_t index) {
+  if (slot(id).kind != exec::SlotKind::kTemp) return;
+  last_use_[id] = std::max(last_use_[id], index);
+  if (!frames_.empty() && slot_frame_[id] != frames_.back().id) {
+    frames_.back().captures.insert(id);
+  }
+}
+
+void Lowering::Emit(const ir::Operation& op,
+                    std::unique_ptr<exec::Kernel> kernel,
+                    std::vector<SlotId> inputs, std::vector<SlotId> outputs,
+                    bool foldable) {
+  exec::Step step;
+  step.kernel = std::move(kernel);
+  step.inputs = std::move(inputs);
+  step.outputs = std::move(outputs);
+  step.where = op.Describe();
+  if (foldable) {
+    int64_t in_bytes = 0, out_bytes = 0;
+    bool all_constant = true;
+    for (SlotId id : step.inputs) {
+      all_constant &= ConstantData(id) != nullptr;
+      in_bytes += slot(id).byte_size();
+    }
+    for (SlotId id : step.outputs) {
+      all_constant &= slot(id).kind == exec::SlotKind::kTemp;
+      out_bytes += slot(id).byte_size();
+    }
+    if (all_constant && in_bytes <= kMaxFoldedInputBytes &&
+        out_bytes <= kMaxFoldedOutputBytes) {
+      // Run the step now over a context holding only its own slots.
+      exec::RunContext ctx(plan_.slots(), exec::RunOptions{});
+      std::vector<exec::AlignedBuffer> results;
+      bool ok = true;
+      for (SlotId id : step.inputs) {
+        ctx.set_slot(id, const_cast<std::byte*>(ConstantData(id)));
+      }
+      for (SlotId id : step.outputs) {
+        auto buffer = exec::AllocateAligned(slot(id).byte_size());
+        if (!buffer.ok()) {
+          ok = false;
+          break;
+        }
+        results.push_back(std::move(buffer).value());
+        ctx.set_slot(id, results.back().data());
+      }
+      if (ok && step.kernel->Run(ctx, step).ok()) {
+        for (size_t i = 0; i < step.outputs.size(); ++i) {
+          exec::Slot& s = plan_.mutable_slots()[step.outputs[i]];
+          s.kind = exec::SlotKind::kConstant;
+          s.index = static_cast<int32_t>(plan_.constants().size());
+          plan_.mutable_constants().push_back(std::move(results[i]));
+        }
+        return;
+      }
+      // A step that fails now fails at run time too, with its context.
+    }
+  }
+  int64_t index = counter_++;
+  for (SlotId id : step.inputs) NoteUse(id, index);
+  for (SlotId id : step.outputs) {
+    if (first_def_[id] < 0) first_def_[id] = index;
+    NoteUse(id, index);
+  }
+  frames_.back().region->steps.push_back(std::move(step));
+}
+
+void Lowering::EmitCopy(const ir::Operation& op, SlotId from, SlotId to) {
+  Emit(op, exec::MakeCopyKernel(slot(to).byte_size()), {from}, {to});
+}
+
+// --- Regions and blocks
+// --------------------------------------------------------
+
+StatusOr<std::vector<const ir::Value*>> Lowering::LowerBlockBody(
+    const ir::Block& block) {
+  const auto& ops = block.operations();
+  if (ops.empty()) return InvalidArgumentError("empty block");
+  for (size_t i = 0; i + 1 < ops.size(); ++i) {
+    RETURN_IF_ERROR(LowerOp(*ops[i]));
+  }
+  const ir::Operation& terminator = *ops.back();
+  std::vector<const ir::Value*> results(terminator.operands().begin(),
+                                        terminator.operands().end());
+  return results;
+}
+
+StatusOr<std::unique_ptr<exec::Region>> Lowering::LowerRegion(
+    const ir::Region& region, const std::vector<exec::ValueSpec>& param_specs,
+    bool dedicated_results) {
+  if (region.num_blocks() != 1) {
+    return UnimplementedError("regions with ", region.num_blocks(),
+                              " blocks are not supported");
+  }
+  const ir::Block& block = region.front();
+  auto lowered = std::make_unique<exec::Region>();
+  frames_.push_back(Frame{lowered.get(), next_frame_id_++, {}});
+  // Params and results are written and read by the op that runs the
+  // region, possibly many times (loops): they live for the whole op.
+  std::vector<SlotId> whole_op;
+  for (int i = 0; i < block.num_arguments(); ++i) {
+    const ir::Value* argument = block.argument(i);
+    std::vector<ir::Type> leaves;
+    FlattenType(argument->type(), leaves);
+    std::vector<SlotId> slots;
+    for (const ir::Type& leaf : leaves) {
+      size_t index = lowered->params.size();
+      SlotId id;
+      if (leaf.IsToken()) {
+        id = NewToken();
+      } else if (index < param_specs.size()) {
+        id = param_specs[index].is_token ? NewToken()
+                                         : NewTemp(param_specs[index].shape);
+      } else {
+        if (!leaf.IsTensor() || !leaf.HasStaticShape()) {
+          frames_.pop_back();
+          return InvalidArgumentError("region argument of type ",
+                                      leaf.ToString(), " needs a static shape");
+        }
+        auto element = SlotElementType(leaf);
+        if (!element.ok()) {
+          frames_.pop_back();
+          return element.status();
+        }
+        id = NewTemp(ArrayShape{*element, leaf.shape()});
+      }
+      first_def_[id] = op_start_;
+      slots.push_back(id);
+      lowered->params.push_back(id);
+      whole_op.push_back(id);
+    }
+    Bind(argument, std::move(slots));
+  }
+  auto results = LowerBlockBody(block);
+  if (!results.ok()) {
+    frames_.pop_back();
+    return results.status();
+  }
+  const ir::Operation& terminator = *block.terminator();
+  std::set<SlotId> seen;
+  for (const ir::Value* value : *results) {
+    auto leaves = Leaves(value);
+    if (!leaves.ok()) {
+      frames_.pop_back();
+      return leaves.status();
+    }
+    for (SlotId id : *leaves) {
+      bool own = slot(id).kind == exec::SlotKind::kTemp &&
+                 slot_frame_[id] == frames_.back().id &&
+                 std::find(lowered->params.begin(), lowered->params.end(),
+                           id) == lowered->params.end();
+      if (dedicated_results && (!own || seen.count(id))) {
+        SlotId copy = slot(id).is_token ? NewToken() : NewTemp(slot(id).shape);
+        EmitCopy(terminator, id, copy);
+        id = copy;
+      }
+      seen.insert(id);
+      lowered->results.push_back(id);
+      NoteUse(id, counter_);
+      if (slot(id).kind == exec::SlotKind::kTemp &&
+          slot_frame_[id] == frames_.back().id) {
+        first_def_[id] = std::min(
+            first_def_[id] < 0 ? op_start_ : first_def_[id], op_start_);
+        whole_op.push_back(id);
+      }
+    }
+  }
+  std::set<SlotId> captures = std::move(frames_.back().captures);
+  frames_.pop_back();
+  for (SlotId id : captures) pending_captures_.push_back(id);
+  for (SlotId id : whole_op) pending_whole_op_.push_back(id);
+  return lowered;
+}
+
+Status Lowering::LowerOp(const ir::Operation& op) {
+  std::vector<SlotId> saved_captures = std::move(pending_captures_);
+  std::vector<SlotId> saved_whole_op = std::move(pending_whole_op_);
+  pending_captures_.clear();
+  pending_whole_op_.clear();
+  int64_t saved_start = op_start_;
+  op_start_ = counter_;
+  Status status = LowerOpNoLifetimes(op);
+  // Outer values used inside the op's regions, and the regions' params and
+  // results, live until the op's last step.
+  for (SlotId id : pending_captures_) NoteUse(id, counter_);
+  for (SlotId id : pending_whole_op_) {
+    last_use_[id] = std::max(last_use_[id], counter_);
+  }
+  pending_captures_ = std::move(saved_captures);
+  pending_whole_op_ = std::move(saved_whole_op);
+  op_start_ = saved_start;
+  ++counter_;  // keeps the op's end distinct from the next op's steps
+  return status;
+}
+
+Status Lowering::LowerOpNoLifetimes(const ir::Operation& op) {
+  // Ops of other dialects and custom calls go through the registry.
+  const LowerFn* fn = nullptr;
+  if (op.is(ir::OpCode::kCustomCall)) {
+    ir::Attribute target = op.GetAttr("call_target_name");
+    std::string name = target.is(ir::AttrKind::kString) ? target.string_value()
+                       : target.is(ir::AttrKind::kSymbolRef)
+                           ? target.symbol_root()
+                           : "";
+    fn = custom_calls_.Find(name);
+    if (fn == nullptr) {
+      return UnimplementedError(op.Describe(), ": custom_call target \"", name,
+                                "\" is not supported by Kiln");
+    }
+  } else if (op.code() == ir::OpCode::kUnknown || op.dialect() == "check") {
+    fn = custom_calls_.Find(op.name());
+    if (fn == nullptr && op.code() == ir::OpCode::kUnknown) {
+      return UnimplementedError(op.Describe(), ": op ", op.name(),
+                                " is not supported by Kiln");
+    }
+  }
+  if (fn == nullptr) fn = FindLowering(op.code());
+  if (fn == nullptr) {
+    return UnimplementedError(op.Describe(), ": not supported by Kiln yet");
+  }
+  bool quantized = false;
+  if (!op.is(ir::OpCode::kUniformQuantize) &&
+      !op.is(ir::OpCode::kUniformDequantize) &&
+      !op.is(ir::OpCode::kBitcastConvert) && !op.is(ir::OpCode::kCustomCall) &&
+      op.dialect() != "check" && !quantized_as_float_) {
+    for (const ir::Value* operand : op.operands()) {
+      quantized |= HasQuantizedType(operand->type());
+    }
+    for (int i = 0; i < op.num_results(); ++i) {
+      quantized |= HasQuantizedType(op.result(i)->type());
+    }
+  }
+  Status status =
+      quantized ? LowerQuantizedThroughFloat(op, *fn) : (*fn)(*this, op);
+  if (!status.ok()) return status;
+  for (int i = 0; i < op.num_results(); ++i) {
+    if (!values_.count(op.result(i))) {
+      return InternalError(op.Describe(), ": result ", i, " was not lowered");
+    }
+  }
+  return OkStatus();
+}
+
+Status Lowering::LowerQuantizedThroughFloat(const ir::Operation& op,
+                                            const LowerFn& fn) {
+  // The spec's quantized ops are defined as dequantize, compute in the
+  // expressed type, quantize (spec: "dequantize_op_quantize").
+  std::vector<std::pair<const ir::Value*, std::vector<SlotId>>> saved;
+  for (const ir::Value* operand : op.operands()) {
+    const ir::Type& type = operand->type();
+    if (!type.IsTensor() || !type.element().is(ir::TypeKind::kQuantized))
+      continue;
+    ASSIGN_OR_RETURN(SlotId storage, Slot(operand));
+    const ir::QuantizedType& q = type.element().quantized();
+    ArrayShape float_shape{q.expressed_type, shape(storage).dims};
+    SlotId expressed = NewTemp(float_shape);
+    Emit(op, exec::MakeDequantizeKernel(shape(storage), ToParams(q)), {storage},
+         {expressed});
+    saved.emplace_back(operand, values_[operand]);
+    values_[operand] = {expressed};
+  }
+  quantized_as_float_ = true;
+  Status status = fn(*this, op);
+  quantized_as_float_ = false;
+  for (auto& [value, leaves] : saved) values_[value] = leaves;
+  RETURN_IF_ERROR(status);
+  for (int i = 0; i < op.num_results(); ++i) {
+    const ir::Type& type = op.result(i)->type();
+    if (!type.IsTensor() || !type.element().is(ir::TypeKind::kQuantized))
+      continue;
+    ASSIGN_OR_RETURN(SlotId expressed, Slot(op.result(i)));
+    const ir::QuantizedType& q = type.element().quantized();
+    SlotId storage = NewTemp(ArrayShape{q.storage_type, shape(expressed).dims});
+    Emit(op, exec::MakeQuantizeKernel(shape(expressed), ToParams(q)),
+         {expressed}, {storage});
+    Bind(op.result(i), storage);
+  }
+  return OkStatus();
+}
+
+Status Lowering::InlineCall(const ir::Operation& call,
+                            const ir::Operation& callee,
+                            const std::vector<std::vector<SlotId>>& arguments) {
+  if (std::find(call_stack_.begin(), call_stack_.end(), &callee) !=
+      call_stack_.end()) {
+    return InvalidArgumentError(call.Describe(), ": recursive call of @",
+                                ir::func::Name(callee));
+  }
+  const ir::Block& body = ir::func::Body(callee);
+  if (body.num_arguments() != static_cast<int>(arguments.size())) {
+    return InvalidArgumentError(
+        call.Describe(), ": @", ir::func::Name(callee), " takes ",
+        body.num_arguments(), " arguments; the call passes ", arguments.size());
+  }
+  for (int i = 0; i < body.num_arguments(); ++i) {
+    Bind(body.argument(i), arguments[i]);
+  }
+  call_stack_.push_back(&callee);
+  auto results = LowerBlockBody(body);
+  call_stack_.pop_back();
+  RETURN_IF_ERROR(results.status());
+  if (static_cast<int>(results->size()) != call.num_results()) {
+    return InvalidArgumentError(
+        call.Describe(), ": @", ir::func::Name(callee), " returns ",
+        results->size(), " values; the call expects ", call.num_results());
+  }
+  for (int i = 0; i < call.num_results(); ++i) {
+    ASSIGN_OR_RETURN(std::vector<SlotId> leaves, Leaves((*results)[i]));
+    Bind(call.result(i), std::move(leaves));
+  }
+  return OkStatus();
+}
+
+// --- Entry and finishing
+// --------------------------------------------------------
+
+namespace {
+
+// The output an argument is donated to: tf.aliasing_output = N; or -1.
+int AliasedOutput(const ir::Operation& func, int argument) {
+  ir::Attribute attrs = ir::func::ArgAttrs(func, argument);
+  if (!attrs.is(ir::AttrKind::kDictionary)) return -1;
+  ir::Attribute alias = attrs.Get("tf.aliasing_output");
+  if (alias.is(ir::AttrKind::kInteger))
+    return static_cast<int>(alias.int_value());
+  return -1;
+}
+
+bool IsBufferDonor(const ir::Operation& func, int argument) {
+  ir::Attribute attrs = ir::func::ArgAttrs(func, argument);
+  if (!attrs.is(ir::AttrKind::kDictionary)) return false;
+  ir::Attribute donor = attrs.Get("jax.buffer_donor");
+  return donor.is(ir::AttrKind::kBool) ? donor.bool_value()
+                                       : donor.is(ir::AttrKind::kUnit);
+}
+
+}  // namespace
+
+Status Lowering::LowerEntry(const ir::Operation& func,
+                            const std::vector<ir::Type>& argument_types,
+                            const std::map<int, std::string>& argument_values) {
+  const ir::Block& body = ir::func::Body(func);
+  if (!argument_types.empty() &&
+      static_cast<int>(argument_types.size()) != body.num_arguments()) {
+    return InvalidArgumentError("@", ir::func::Name(func), " takes ",
+                                body.num_arguments(), " arguments; ",
+                                argument_types.size(), " types were given");
+  }
+  exec::Region& main = plan_.mutable_main();
+  frames_.push_back(Frame{&main, next_frame_id_++, {}});
+  // Arguments: one slot per leaf.
+  std::vector<int> leaf_owner;  // argument number of each argument leaf
+  for (int i = 0; i < body.num_arguments(); ++i) {
+    const ir::Value* argument = body.argument(i);
+    ir::Type type =
+        argument_types.empty() ? argument->type() : argument_types[i];
+    std::vector<ir::Type> leaves;
+    FlattenType(type, leaves);
+    std::vector<SlotId> slots;
+    for (const ir::Type& leaf : leaves) {
+      exec::Slot slot;
+      if (leaf.IsToken()) {
+        slot.is_token = true;
+        slot.shape = ArrayShape{ElementType::kI1, {0}};
+      } else if (leaf.IsTensor()) {
+        if (!leaf.HasStaticShape()) {
+          return InvalidArgumentError(
+              "argument ", i, " of @", ir::func::Name(func), " has type ",
+              leaf.ToString(),
+              "; give concrete argument shapes to compile a program with "
+              "dynamic shapes");
+        }
+        ASSIGN_OR_RETURN(slot.shape.type, SlotElementType(leaf));
+        slot.shape.dims = leaf.shape();
+      } else {
+        return UnimplementedError("argument ", i, " of @", ir::func::Name(func),
+                                  " has unsupported type ", leaf.ToString());
+      }
+      slot.kind = exec::SlotKind::kArgument;
+      slot.index = static_cast<int32_t>(plan_.arguments().size());
+      plan_.mutable_arguments().push_back({slot.shape, slot.is_token});
+      leaf_owner.push_back(i);
+      SlotId id = AddSlot(slot);
+      main.params.push_back(id);
+      slots.push_back(id);
+    }
+    auto value = argument_values.find(i);
+    if (value != argument_values.end() && slots.size() == 1 &&
+        !slot(slots[0]).is_token) {
+      // Specialize on a known value (a dimension variable).
+      ASSIGN_OR_RETURN(SlotId constant,
+                       NewConstant(slot(slots[0]).shape, value->second));
+      slots[0] = constant;
+    }
+    Bind(argument, std::move(slots));
+  }
+
+  ASSIGN_OR_RETURN(std::vector<const ir::Value*> results, LowerBlockBody(body));
+  const ir::Operation& terminator = *body.terminator();
+
+  // Donation: which argument leaf each output leaf may alias.
+  std::vector<SlotId> result_leaves;
+  for (const ir::Value* value : results) {
+    ASSIGN_OR_RETURN(std::vector<SlotId> leaves, Leaves(value));
+    result_leaves.insert(result_leaves.end(), leaves.begin(), leaves.end());
+  }
+  std::vector<int> aliases(result_leaves.size(), -1);
+  std::vector<bool> argument_taken(plan_.arguments().size(), false);
+  for (size_t leaf = 0; leaf < leaf_owner.size(); ++leaf) {
+    int output = AliasedOutput(func, leaf_owner[leaf]);
+    if (output >= 0 && output < static_cast<int>(aliases.size()) &&
+        aliases[output] < 0) {
+      aliases[output] = static_cast<int>(leaf);
+      argument_taken[leaf] = true;
+    }
+  }
+  for (size_t leaf = 0; leaf < leaf_owner.size(); ++leaf) {
+    if (argument_taken[leaf] || !IsBufferDonor(func, leaf_owner[leaf]))
+      continue;
+    // A donor goes to the first output of the same shape not yet aliased.
+    for (size_t output = 0; output < aliases.size(); ++output) {
+      const exec::Slot& out = slot(result_leaves[output]);
+      if (aliases[output] < 0 && !out.is_token &&
+          out.shape == plan_.arguments()[leaf].shape) {
+        aliases[output] = static_cast<int>(leaf);
+        argument_taken[leaf] = true;
+        break;
+      }
+    }
+  }
+
+  // Outputs: a value computed by a step of the entry region is written in
+  // place into the output buffer; anything else (an argument, a constant, a
+  // value returned twice, an aliased output) is copied there at the end.
+  std::set<SlotId> claimed;
+  std::vector<std::pair<SlotId, SlotId>> late_copies;  // aliased outputs
+  std::vector<std::pair<SlotId, SlotId>> copies;
+  for (size_t k = 0; k < result_leaves.size(); ++k) {
+    SlotId id = result_leaves[k];
+    const exec::Slot& s = slot(id);
+    plan_.mutable_outputs().push_back({s.shape, s.is_token});
+    if (aliases[k] < 0 && s.kind == exec::SlotKind::kTemp &&
+        slot_frame_[id] == frames_.back().id && first_def_[id] >= 0 &&
+        !claimed.count(id)) {
+      claimed.insert(id);
+      exec::Slot& mutable_slot = plan_.mutable_slots()[id];
+      mutable_slot.kind = exec::SlotKind::kOutput;
+      mutable_slot.index = static_cast<int32_t>(k);
+      continue;
+    }
+    exec::Slot out;
+    out.shape = s.shape;
+    out.is_token = s.is_token;
+    out.kind = exec::SlotKind::kOutput;
+    out.index = static_cast<int32_t>(k);
+    SlotId out_id = AddSlot(out);
+    (aliases[k] >= 0 ? late_copies : copies).emplace_back(id, out_id);
+  }
+  for (auto [from, to] : copies) EmitCopy(terminator, from, to);
+  // Aliased outputs may overwrite donated arguments: snapshot arguments
+  // that are still needed, then write them last.
+  for (auto& [from, to] : late_copies) {
+    if (slot(from).kind == exec::SlotKind::kArgument) {
+      SlotId snapshot = NewTemp(slot(from).shape);
+      EmitCopy(terminator, from, snapshot);
+      from = snapshot;
+    }
+  }
+  for (auto [from, to] : late_copies) EmitCopy(terminator, from, to);
+  for (size_t k = 0; k < result_leaves.size(); ++k) {
+    main.results.push_back(-1);
+  }
+  // The main region's results are the output slots, by output index.
+  for (size_t id = 0; id < plan_.slots().size(); ++id) {
+    const exec::Slot& s = plan_.slots()[id];
+    if (s.kind == exec::SlotKind::kOutput) {
+      main.results[s.index] = static_cast<SlotId>(id);
+    }
+  }
+  plan_.mutable_output_aliases() = aliases;
+  frames_.pop_back();
+  return OkStatus();
+}
+
+Status Lowering::Finish() {
+  std::vector<BufferRequest> requests;
+  std::vector<SlotId> ids;
+  for (size_t id = 0; id < plan_.slots().size(); ++id) {
+    const exec::Slot& s = plan_.slots()[id];
+    if (s.kind != exec::SlotKind::kTemp || first_def_[id] < 0) continue;
+    requests.push_back({s.byte_size(), first_def_[id],
+                        std::max(first_def_[id], last_use_[id])});
+    ids.push_back(static_cast<SlotId>(id));
+  }
+  BufferPlan buffers = PlanBuffers(requests, exec::kBufferAlignment);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    plan_.mutable_slots()[ids[i]].offset = buffers.offsets[i];
+  }
+  plan_.set_arena_bytes(buffers.total_bytes);
+  plan_.set_num_steps(counter_);
+  return OkStatus();
+}
+
+}  // namespace kiln::compile

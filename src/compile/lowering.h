@@ -1,0 +1,191 @@
+// Lowering: from IR ops to exec::Plan steps.
+//
+// The Lowering walks the entry function once. Each op is handed to the
+// lowering function registered for its OpCode (one file per op family,
+// lower_*.cc), which reads its operands' slots, creates result slots and
+// emits kernel steps. Calls are inlined and composites replaced by their
+// decompositions as they are met (the callee's body is lowered with its
+// arguments bound to the caller's slots).
+//
+// Shapes come from the operands' slots, not from the IR's result types, so
+// a program with dynamic shapes lowers as soon as its argument shapes (and
+// the values that shape operands depend on) are known: values computed
+// from constants are folded while lowering by running their kernels (the
+// same kernels a run uses), which makes shape operands compile-time
+// constants.
+//
+// Lifetimes: every step gets an index in one depth-first numbering (the
+// steps of an op's regions come before the op's own step), and every temp
+// slot an interval [first def, last use] in it, which the buffer planner
+// turns into arena offsets.
+#ifndef KILN_COMPILE_LOWERING_H_
+#define KILN_COMPILE_LOWERING_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "exec/plan.h"
+#include "ir/operation.h"
+
+namespace kiln::compile {
+
+using exec::ArrayShape;
+using exec::SlotId;
+using ir::ElementType;
+
+class Lowering;
+class CustomCallRegistry;
+
+// Lowers one op (all of its results must be bound when it returns).
+using LowerFn = std::function<Status(Lowering&, const ir::Operation&)>;
+
+// The table of lowering functions by OpCode.
+const LowerFn* FindLowering(ir::OpCode code);
+
+class Lowering {
+ public:
+  Lowering(const ir::Module& module, const CustomCallRegistry& custom_calls,
+           exec::Plan& plan);
+
+  // Lowers `func` as the plan's entry: its arguments (of `argument_types`,
+  // which may refine dynamic shapes) become argument slots; its results
+  // output slots.
+  Status LowerEntry(const ir::Operation& func,
+                    const std::vector<ir::Type>& argument_types,
+                    const std::map<int, std::string>& argument_values);
+
+  // --- Values and slots ---------------------------------------------------
+  // Binds an op result (or block argument) to its slots: one per leaf of a
+  // tuple type, exactly one for a tensor or token.
+  void Bind(const ir::Value* value, std::vector<SlotId> leaves);
+  void Bind(const ir::Value* value, SlotId slot) {
+    Bind(value, std::vector<SlotId>{slot});
+  }
+  // The slots of a bound value (error if unbound).
+  StatusOr<std::vector<SlotId>> Leaves(const ir::Value* value) const;
+  // The slot of a value that must be a tensor or a token.
+  StatusOr<SlotId> Slot(const ir::Value* value) const;
+  // The slot of operand `i` of `op` (error naming the op otherwise).
+  StatusOr<SlotId> Operand(const ir::Operation& op, int i) const;
+  // Copies: references into the slot table do not survive new slots.
+  exec::Slot slot(SlotId id) const { return plan_.slots()[id]; }
+  ArrayShape shape(SlotId id) const { return plan_.slots()[id].shape; }
+
+  // A fresh scratch slot in the current region.
+  SlotId NewTemp(ArrayShape shape);
+  SlotId NewToken();
+  // A constant slot holding `data` (row-major, StorageBytes per element).
+  StatusOr<SlotId> NewConstant(ArrayShape shape, std::string_view data);
+  // A constant holding one value repeated; `value` is StorageBytes long.
+  StatusOr<SlotId> NewSplatConstant(ArrayShape shape, std::string_view value);
+  // The bytes of a constant slot, or null when the slot is not a constant.
+  const std::byte* ConstantData(SlotId id) const;
+  // The integer elements of a constant slot of integer or bool type.
+  std::optional<std::vector<int64_t>> ConstantInts(SlotId id) const;
+  // Same, as an error naming `op` and `what` when not a compile-time value.
+  StatusOr<std::vector<int64_t>> RequireConstantInts(
+      const ir::Operation& op, int operand, std::string_view what) const;
+
+  // --- Types ----------------------------------------------------------------
+  // The element type a slot of IR tensor type `type` holds: the element type,
+  // or a quantized type's storage type (its expressed type while a quantized
+  // op is being lowered through float, see `lowering_quantized_as_float`).
+  StatusOr<ElementType> SlotElementType(const ir::Type& type) const;
+  // The shape of result `i` of `op`: `inferred` when given (checked against
+  // the static dimensions of the IR type), else the IR type's, which must
+  // then be static.
+  StatusOr<ArrayShape> ResultShape(
+      const ir::Operation& op, int i,
+      std::optional<std::vector<int64_t>> inferred = std::nullopt) const;
+  // ResultShape, then a new temp of that shape bound to result `i`.
+  StatusOr<SlotId> NewResult(
+      const ir::Operation& op, int i,
+      std::optional<std::vector<int64_t>> inferred = std::nullopt);
+
+  // --- Steps ----------------------------------------------------------------
+  // Appends a step to the current region. `foldable` steps whose inputs are
+  // all constants are run at once and their outputs become constants.
+  void Emit(const ir::Operation& op, std::unique_ptr<exec::Kernel> kernel,
+            std::vector<SlotId> inputs, std::vector<SlotId> outputs,
+            bool foldable = true);
+  // A step copying `from` into `to` (same byte size).
+  void EmitCopy(const ir::Operation& op, SlotId from, SlotId to);
+
+  // Lowers the ops of block `block` (its arguments must be bound) into the
+  // current region, stopping at its terminator, whose operands are returned.
+  StatusOr<std::vector<const ir::Value*>> LowerBlockBody(
+      const ir::Block& block);
+  // Lowers an op's region into a new exec::Region whose params are fresh
+  // slots of `param_shapes` (or of the block's argument types when empty)
+  // and whose results are the terminator's operand slots. With
+  // `dedicated_results`, every result is a distinct temp of the region
+  // (copies are added for params, constants, outer values and repeats), as
+  // loops need to copy results back into params.
+  StatusOr<std::unique_ptr<exec::Region>> LowerRegion(
+      const ir::Region& region, const std::vector<exec::ValueSpec>& param_specs,
+      bool dedicated_results);
+  // ValueSpecs of a list of slots.
+  std::vector<exec::ValueSpec> Specs(const std::vector<SlotId>& slots) const;
+
+  // Lowers one op through the registries (used by LowerBlockBody; callable
+  // for decompositions built on the fly).
+  Status LowerOp(const ir::Operation& op);
+  // Inlines `callee` with its arguments bound to `arguments`; binds the
+  // call's results.
+  Status InlineCall(const ir::Operation& call, const ir::Operation& callee,
+                    const std::vector<std::vector<SlotId>>& arguments);
+
+  const ir::Module& module() const { return module_; }
+  const CustomCallRegistry& custom_calls() const { return custom_calls_; }
+  // The number of steps emitted so far.
+  int64_t step_count() const { return counter_; }
+
+  // Finishes the plan: assigns arena offsets to temps.
+  Status Finish();
+
+ private:
+  struct Frame {
+    exec::Region* region;
+    int id;
+    // Slots defined outside this frame and used inside it.
+    std::set<SlotId> captures;
+  };
+  SlotId AddSlot(exec::Slot slot);
+  void NoteUse(SlotId id, int64_t index);
+  Status FoldIfConstant(size_t first_step);
+  Status LowerQuantizedThroughFloat(const ir::Operation& op, const LowerFn& fn);
+  Status LowerOpNoLifetimes(const ir::Operation& op);
+
+  const ir::Module& module_;
+  const CustomCallRegistry& custom_calls_;
+  exec::Plan& plan_;
+  std::map<const ir::Value*, std::vector<SlotId>> values_;
+  std::vector<Frame> frames_;
+  int next_frame_id_ = 0;
+  std::vector<int> slot_frame_;     // frame id defining each slot; -1 global
+  std::vector<int64_t> first_def_;  // per slot
+  std::vector<int64_t> last_use_;   // per slot
+  int64_t counter_ = 0;
+  // Index of the first step of the op being lowered.
+  int64_t op_start_ = 0;
+  // Slots to keep alive to the end of the op being lowered: outer values
+  // its regions use, and its regions' params and results.
+  std::vector<SlotId> pending_captures_;
+  std::vector<SlotId> pending_whole_op_;
+  std::vector<const ir::Operation*> call_stack_;
+  bool quantized_as_float_ = false;
+};
+
+// Registration of the lowering functions of one op family (lower_*.cc).
+void RegisterLowering(ir::OpCode code, LowerFn fn);
+
+}  // namespace kiln::compile
+
+#endif  // KILN_COMPILE_LOWERING_H_

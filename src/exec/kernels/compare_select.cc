@@ -1,0 +1,188 @@
+// compare, select and clamp.
+#include <cmath>
+#include <cstring>
+
+#include "exec/executor.h"
+#include "exec/kernels/elementwise.h"
+#include "exec/kernels/elementwise_ops.h"
+
+namespace kiln::exec {
+namespace {
+
+// The key whose unsigned order is the IEEE-754 totalOrder of floats:
+// -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
+template <typename T>
+auto TotalOrderKey(T value) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  Bits bits;
+  std::memcpy(&bits, &value, sizeof(T));
+  constexpr Bits kSign = Bits{1} << (sizeof(T) * 8 - 1);
+  return (bits & kSign) ? static_cast<Bits>(~bits)
+                        : static_cast<Bits>(bits | kSign);
+}
+
+template <CompareDirection D, typename K>
+bool Ordered(const K& a, const K& b) {
+  if constexpr (D == CompareDirection::kEQ) return a == b;
+  if constexpr (D == CompareDirection::kNE) return a != b;
+  if constexpr (D == CompareDirection::kGE) return a >= b;
+  if constexpr (D == CompareDirection::kGT) return a > b;
+  if constexpr (D == CompareDirection::kLE) return a <= b;
+  if constexpr (D == CompareDirection::kLT) return a < b;
+}
+
+template <CompareDirection D, typename T, bool kTotal>
+class CompareKernel : public Kernel {
+ public:
+  explicit CompareKernel(int64_t count) : count_(count) {}
+  Status Run(RunContext& ctx, const Step& step) const override {
+    const T* a = ctx.In<T>(step, 0);
+    const T* b = ctx.In<T>(step, 1);
+    bool* out = ctx.Out<bool>(step, 0);
+    for (int64_t i = 0; i < count_; ++i) {
+      if constexpr (kTotal) {
+        out[i] = Ordered<D>(TotalOrderKey(a[i]), TotalOrderKey(b[i]));
+      } else if constexpr (kIsComplex<T>) {
+        // Complex numbers: EQ/NE compare both parts; orderings compare
+        // lexicographically.
+        auto key_a = std::make_pair(a[i].real(), a[i].imag());
+        auto key_b = std::make_pair(b[i].real(), b[i].imag());
+        out[i] = Ordered<D>(key_a, key_b);
+      } else {
+        out[i] = Ordered<D>(a[i], b[i]);
+      }
+    }
+    return OkStatus();
+  }
+
+ private:
+  int64_t count_;
+};
+
+template <CompareDirection D>
+std::unique_ptr<Kernel> MakeCompareFor(CompareType compare_type,
+                                       ElementType type, int64_t count) {
+  std::unique_ptr<Kernel> kernel;
+  DispatchNative(type, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (kIsFloat<T>) {
+      if (compare_type == CompareType::kTotalOrder) {
+        kernel = std::make_unique<CompareKernel<D, T, true>>(count);
+        return;
+      }
+    }
+    kernel = std::make_unique<CompareKernel<D, T, false>>(count);
+  });
+  return kernel;
+}
+
+template <size_t kBytes>
+struct Bytes {
+  unsigned char data[kBytes];
+};
+
+template <typename E>
+class SelectKernel : public Kernel {
+ public:
+  SelectKernel(int64_t count, bool pred_is_scalar)
+      : count_(count), pred_is_scalar_(pred_is_scalar) {}
+  Status Run(RunContext& ctx, const Step& step) const override {
+    const bool* pred = ctx.In<bool>(step, 0);
+    const E* on_true = ctx.In<E>(step, 1);
+    const E* on_false = ctx.In<E>(step, 2);
+    E* out = ctx.Out<E>(step, 0);
+    if (pred_is_scalar_) {
+      const E* chosen = pred[0] ? on_true : on_false;
+      if (chosen != out && count_ > 0)
+        std::memmove(out, chosen, count_ * sizeof(E));
+      return OkStatus();
+    }
+    for (int64_t i = 0; i < count_; ++i)
+      out[i] = pred[i] ? on_true[i] : on_false[i];
+    return OkStatus();
+  }
+
+ private:
+  int64_t count_;
+  bool pred_is_scalar_;
+};
+
+template <typename T>
+class ClampKernel : public Kernel {
+ public:
+  ClampKernel(int64_t count, int64_t min_count, int64_t max_count)
+      : count_(count),
+        min_step_(min_count == 1 ? 0 : 1),
+        max_step_(max_count == 1 ? 0 : 1) {}
+  Status Run(RunContext& ctx, const Step& step) const override {
+    const T* lo = ctx.In<T>(step, 0);
+    const T* x = ctx.In<T>(step, 1);
+    const T* hi = ctx.In<T>(step, 2);
+    T* out = ctx.Out<T>(step, 0);
+    // clamp = min(max(operand, min), max), with max/min's NaN rules.
+    for (int64_t i = 0; i < count_; ++i) {
+      T low = ops::Maximum::Apply(x[i], lo[i * min_step_], 0);
+      out[i] = ops::Minimum::Apply(low, hi[i * max_step_], 0);
+    }
+    return OkStatus();
+  }
+
+ private:
+  int64_t count_;
+  int64_t min_step_, max_step_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> MakeCompareKernel(CompareDirection direction,
+                                          CompareType compare_type,
+                                          ElementType type, int64_t count) {
+  switch (direction) {
+    case CompareDirection::kEQ:
+      return MakeCompareFor<CompareDirection::kEQ>(compare_type, type, count);
+    case CompareDirection::kNE:
+      return MakeCompareFor<CompareDirection::kNE>(compare_type, type, count);
+    case CompareDirection::kGE:
+      return MakeCompareFor<CompareDirection::kGE>(compare_type, type, count);
+    case CompareDirection::kGT:
+      return MakeCompareFor<CompareDirection::kGT>(compare_type, type, count);
+    case CompareDirection::kLE:
+      return MakeCompareFor<CompareDirection::kLE>(compare_type, type, count);
+    case CompareDirection::kLT:
+      return MakeCompareFor<CompareDirection::kLT>(compare_type, type, count);
+  }
+  return nullptr;
+}
+
+std::unique_ptr<Kernel> MakeSelectKernel(int64_t element_bytes, int64_t count,
+                                         bool pred_is_scalar) {
+  switch (element_bytes) {
+    case 1:
+      return std::make_unique<SelectKernel<uint8_t>>(count, pred_is_scalar);
+    case 2:
+      return std::make_unique<SelectKernel<uint16_t>>(count, pred_is_scalar);
+    case 4:
+      return std::make_unique<SelectKernel<uint32_t>>(count, pred_is_scalar);
+    case 8:
+      return std::make_unique<SelectKernel<uint64_t>>(count, pred_is_scalar);
+    case 16:
+      return std::make_unique<SelectKernel<Bytes<16>>>(count, pred_is_scalar);
+    default:
+      return nullptr;
+  }
+}
+
+std::unique_ptr<Kernel> MakeClampKernel(ElementType type, int64_t count,
+                                        int64_t min_count, int64_t max_count) {
+  std::unique_ptr<Kernel> kernel;
+  DispatchNative(type, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (requires(T a) { ops::Maximum::Apply(a, a, 0); } &&
+                  !kIsComplex<T>) {
+      kernel = std::make_unique<ClampKernel<T>>(count, min_count, max_count);
+    }
+  });
+  return kernel;
+}
+
+}  // namespace kiln::exec

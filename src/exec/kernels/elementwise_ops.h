@@ -1,0 +1,527 @@
+// The scalar functions behind the elementwise kernels, one struct per op.
+// `Apply` exists only for the types an op supports (its requires-clauses
+// are the op's type table); a kernel is instantiated for exactly those.
+// Internal to exec/kernels.
+#ifndef KILN_EXEC_KERNELS_ELEMENTWISE_OPS_H_
+#define KILN_EXEC_KERNELS_ELEMENTWISE_OPS_H_
+
+#include <bit>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "exec/kernels/element.h"
+#include "exec/kernels/special_math.h"
+
+namespace kiln::exec::ops {
+
+template <typename T>
+concept Int = kIsInt<T>;
+template <typename T>
+concept SignedInt = kIsInt<T> && std::is_signed_v<T>;
+template <typename T>
+concept Float = kIsFloat<T>;
+template <typename T>
+concept Complex = kIsComplex<T>;
+template <typename T>
+concept FloatOrComplex = kIsFloat<T> || kIsComplex<T>;
+template <typename T>
+concept Numeric = kIsInt<T> || kIsFloat<T> || kIsComplex<T>;
+template <typename T>
+concept BoolOrInt = std::is_same_v<T, bool> || kIsInt<T>;
+
+template <typename T>
+using Unsigned = std::make_unsigned_t<T>;
+
+// Integer arithmetic wraps (two's complement), as the spec's integer ops do.
+template <Int T>
+T WrapAdd(T a, T b) {
+  return static_cast<T>(static_cast<Unsigned<T>>(a) +
+                        static_cast<Unsigned<T>>(b));
+}
+template <Int T>
+T WrapSub(T a, T b) {
+  return static_cast<T>(static_cast<Unsigned<T>>(a) -
+                        static_cast<Unsigned<T>>(b));
+}
+template <Int T>
+T WrapMul(T a, T b) {
+  // Promote narrow types to unsigned int so the product cannot overflow int.
+  using Wide =
+      std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, Unsigned<T>>;
+  return static_cast<T>(static_cast<Wide>(static_cast<Unsigned<T>>(a)) *
+                        static_cast<Wide>(static_cast<Unsigned<T>>(b)));
+}
+
+// f32 transcendental functions are evaluated in double and rounded once;
+// c64 ones in c128.
+template <Float T, typename Fn>
+T ViaDouble(T x, Fn fn) {
+  return static_cast<T>(fn(static_cast<double>(x)));
+}
+template <Complex T, typename Fn>
+T ViaComplex128(T x, Fn fn) {
+  c128 r = fn(c128(x.real(), x.imag()));
+  return T(static_cast<typename T::value_type>(r.real()),
+           static_cast<typename T::value_type>(r.imag()));
+}
+
+#define KILN_FLOAT_FN(Name, expr_double)                         \
+  struct Name {                                                  \
+    template <Float T>                                           \
+    static T Apply(T x, int) {                                   \
+      return ViaDouble(x, [](double v) { return expr_double; }); \
+    }                                                            \
+  };
+#define KILN_FLOAT_COMPLEX_FN(Name, expr_double, expr_complex)      \
+  struct Name {                                                     \
+    template <Float T>                                              \
+    static T Apply(T x, int) {                                      \
+      return ViaDouble(x, [](double v) { return expr_double; });    \
+    }                                                               \
+    template <Complex T>                                            \
+    static T Apply(T x, int) {                                      \
+      return ViaComplex128(x, [](c128 v) { return expr_complex; }); \
+    }                                                               \
+  };
+
+// expm1 and log1p of complex numbers, accurate near zero.
+inline c128 ComplexExpm1(c128 z) {
+  double x = z.real(), y = z.imag();
+  double half_sin = std::sin(y / 2);
+  double cos_minus_one = -2.0 * half_sin * half_sin;
+  double em1 = std::expm1(x);
+  return {em1 * std::cos(y) + cos_minus_one, std::exp(x) * std::sin(y)};
+}
+inline c128 ComplexLog1p(c128 z) {
+  double x = z.real(), y = z.imag();
+  double ax = std::fabs(x), ay = std::fabs(y);
+  if (ax < 0.5 && ay < 0.5) {
+    // |1+z|^2 - 1 = x (2 + x) + y^2, computed without cancellation.
+    return {0.5 * std::log1p(x * (2.0 + x) + y * y), std::atan2(y, 1.0 + x)};
+  }
+  return std::log(c128(1.0 + x, y));
+}
+inline c128 ComplexLogistic(c128 z) { return 1.0 / (1.0 + std::exp(-z)); }
+
+KILN_FLOAT_COMPLEX_FN(Sqrt, std::sqrt(v), std::sqrt(v))
+KILN_FLOAT_COMPLEX_FN(Rsqrt, 1.0 / std::sqrt(v), 1.0 / std::sqrt(v))
+KILN_FLOAT_FN(Cbrt, std::cbrt(v))
+KILN_FLOAT_COMPLEX_FN(Exp, std::exp(v), std::exp(v))
+KILN_FLOAT_COMPLEX_FN(Expm1, std::expm1(v), ComplexExpm1(v))
+KILN_FLOAT_COMPLEX_FN(Log, std::log(v), std::log(v))
+KILN_FLOAT_COMPLEX_FN(Log1p, std::log1p(v), ComplexLog1p(v))
+KILN_FLOAT_COMPLEX_FN(Logistic, 1.0 / (1.0 + std::exp(-v)), ComplexLogistic(v))
+KILN_FLOAT_COMPLEX_FN(Sin, std::sin(v), std::sin(v))
+KILN_FLOAT_COMPLEX_FN(Cos, std::cos(v), std::cos(v))
+KILN_FLOAT_COMPLEX_FN(Tan, std::tan(v), std::tan(v))
+KILN_FLOAT_COMPLEX_FN(Tanh, std::tanh(v), std::tanh(v))
+KILN_FLOAT_COMPLEX_FN(Acos, std::acos(v), std::acos(v))
+KILN_FLOAT_COMPLEX_FN(Acosh, std::acosh(v), std::acosh(v))
+KILN_FLOAT_COMPLEX_FN(Asin, std::asin(v), std::asin(v))
+KILN_FLOAT_COMPLEX_FN(Asinh, std::asinh(v), std::asinh(v))
+KILN_FLOAT_COMPLEX_FN(Atan, std::atan(v), std::atan(v))
+KILN_FLOAT_COMPLEX_FN(Atanh, std::atanh(v), std::atanh(v))
+KILN_FLOAT_COMPLEX_FN(Cosh, std::cosh(v), std::cosh(v))
+KILN_FLOAT_COMPLEX_FN(Sinh, std::sinh(v), std::sinh(v))
+KILN_FLOAT_FN(Erf, std::erf(v))
+KILN_FLOAT_FN(Erfc, std::erfc(v))
+KILN_FLOAT_FN(ErfInv, ::kiln::exec::ErfInv(v))
+KILN_FLOAT_FN(Lgamma, ::kiln::exec::Lgamma(v))
+KILN_FLOAT_FN(Digamma, ::kiln::exec::Digamma(v))
+KILN_FLOAT_FN(BesselI1e, ::kiln::exec::BesselI1e(v))
+KILN_FLOAT_FN(Ceil, std::ceil(v))
+KILN_FLOAT_FN(Floor, std::floor(v))
+KILN_FLOAT_FN(RoundAfz, std::round(v))
+KILN_FLOAT_FN(RoundEven, std::nearbyint(v))
+#undef KILN_FLOAT_FN
+#undef KILN_FLOAT_COMPLEX_FN
+
+struct Abs {
+  template <SignedInt T>
+  static T Apply(T x, int) {
+    return x < 0 ? WrapSub(T{0}, x) : x;
+  }
+  template <Float T>
+  static T Apply(T x, int) {
+    return std::fabs(x);
+  }
+  template <Complex T>
+  static typename T::value_type Apply(T x, int) {
+    return static_cast<typename T::value_type>(std::hypot(
+        static_cast<double>(x.real()), static_cast<double>(x.imag())));
+  }
+};
+
+struct Negate {
+  template <Int T>
+  static T Apply(T x, int) {
+    return WrapSub(T{0}, x);
+  }
+  template <FloatOrComplex T>
+  static T Apply(T x, int) {
+    return -x;
+  }
+};
+
+struct Not {
+  template <BoolOrInt T>
+  static T Apply(T x, int) {
+    if constexpr (std::is_same_v<T, bool>) {
+      return !x;
+    } else {
+      return static_cast<T>(~x);
+    }
+  }
+};
+
+struct Sign {
+  template <Int T>
+  static T Apply(T x, int) {
+    if constexpr (std::is_signed_v<T>) {
+      return x < 0 ? T(-1) : x > 0 ? T(1) : T(0);
+    } else {
+      return x > 0 ? T(1) : T(0);
+    }
+  }
+  template <Float T>
+  static T Apply(T x, int) {
+    if (std::isnan(x) || x == 0) return x;
+    return x < 0 ? T(-1) : T(1);
+  }
+  template <Complex T>
+  static T Apply(T x, int) {
+    using R = typename T::value_type;
+    if (std::isnan(x.real()) || std::isnan(x.imag())) {
+      return T(std::numeric_limits<R>::quiet_NaN(),
+               std::numeric_limits<R>::quiet_NaN());
+    }
+    if (x == T(0)) return x;
+    double magnitude = std::hypot(static_cast<double>(x.real()),
+                                  static_cast<double>(x.imag()));
+    return T(static_cast<R>(x.real() / magnitude),
+             static_cast<R>(x.imag() / magnitude));
+  }
+};
+
+struct IsFinite {
+  template <Float T>
+  static bool Apply(T x, int) {
+    return std::isfinite(x);
+  }
+};
+struct IsInf {
+  template <Float T>
+  static bool Apply(T x, int) {
+    return std::isinf(x);
+  }
+};
+struct IsNegInf {
+  template <Float T>
+  static bool Apply(T x, int) {
+    return std::isinf(x) && x < 0;
+  }
+};
+struct IsPosInf {
+  template <Float T>
+  static bool Apply(T x, int) {
+    return std::isinf(x) && x > 0;
+  }
+};
+
+struct Real {
+  template <Float T>
+  static T Apply(T x, int) {
+    return x;
+  }
+  template <Complex T>
+  static typename T::value_type Apply(T x, int) {
+    return x.real();
+  }
+};
+struct Imag {
+  template <Float T>
+  static T Apply(T, int) {
+    return T(0);
+  }
+  template <Complex T>
+  static typename T::value_type Apply(T x, int) {
+    return x.imag();
+  }
+};
+struct Conj {
+  template <Float T>
+  static T Apply(T x, int) {
+    return x;
+  }
+  template <Complex T>
+  static T Apply(T x, int) {
+    return std::conj(x);
+  }
+};
+struct Square {
+  template <Int T>
+  static T Apply(T x, int) {
+    return WrapMul(x, x);
+  }
+  template <FloatOrComplex T>
+  static T Apply(T x, int) {
+    return x * x;
+  }
+};
+
+// The low `bits` bits of an integer, as an unsigned 64-bit value.
+template <Int T>
+uint64_t LowBits(T x, int bits) {
+  uint64_t raw = static_cast<uint64_t>(static_cast<Unsigned<T>>(x));
+  return bits >= 64 ? raw : raw & ((uint64_t{1} << bits) - 1);
+}
+
+struct Popcnt {
+  template <Int T>
+  static T Apply(T x, int bits) {
+    return static_cast<T>(std::popcount(LowBits(x, bits)));
+  }
+};
+struct Clz {
+  template <Int T>
+  static T Apply(T x, int bits) {
+    uint64_t low = LowBits(x, bits);
+    return static_cast<T>(std::countl_zero(low) - (64 - bits));
+  }
+};
+
+// --- Binary
+// ---------------------------------------------------------------------
+
+struct Add {
+  static bool Apply(bool a, bool b, int) { return a || b; }
+  template <Int T>
+  static T Apply(T a, T b, int) {
+    return WrapAdd(a, b);
+  }
+  template <FloatOrComplex T>
+  static T Apply(T a, T b, int) {
+    return a + b;
+  }
+};
+struct Subtract {
+  template <Int T>
+  static T Apply(T a, T b, int) {
+    return WrapSub(a, b);
+  }
+  template <FloatOrComplex T>
+  static T Apply(T a, T b, int) {
+    return a - b;
+  }
+};
+struct Multiply {
+  static bool Apply(bool a, bool b, int) { return a && b; }
+  template <Int T>
+  static T Apply(T a, T b, int) {
+    return WrapMul(a, b);
+  }
+  template <FloatOrComplex T>
+  static T Apply(T a, T b, int) {
+    return a * b;
+  }
+};
+struct Divide {
+  // Integer division truncates. Division by zero gives -1 (all bits set) and
+  // INT_MIN / -1 gives INT_MIN, as XLA defines them.
+  template <Int T>
+  static T Apply(T a, T b, int) {
+    if (b == 0) return static_cast<T>(-1);
+    if constexpr (std::is_signed_v<T>) {
+      if (a == std::numeric_limits<T>::min() && b == -1) return a;
+    }
+    return static_cast<T>(a / b);
+  }
+  template <FloatOrComplex T>
+  static T Apply(T a, T b, int) {
+    return a / b;
+  }
+};
+struct Remainder {
+  // The sign of the result is the dividend's; x % 0 = x and
+  // INT_MIN % -1 = 0, as XLA defines them.
+  template <Int T>
+  static T Apply(T a, T b, int) {
+    if (b == 0) return a;
+    if constexpr (std::is_signed_v<T>) {
+      if (a == std::numeric_limits<T>::min() && b == -1) return 0;
+    }
+    return static_cast<T>(a % b);
+  }
+  template <Float T>
+  static T Apply(T a, T b, int) {
+    return std::fmod(a, b);
+  }
+};
+
+// IEEE-754 maximum/minimum: NaN propagates, -0 < +0. Complex numbers
+// compare lexicographically (real, then imaginary part).
+struct Maximum {
+  static bool Apply(bool a, bool b, int) { return a || b; }
+  template <Int T>
+  static T Apply(T a, T b, int) {
+    return a > b ? a : b;
+  }
+  template <Float T>
+  static T Apply(T a, T b, int) {
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return b;
+    if (a == b) return std::signbit(a) ? b : a;
+    return a > b ? a : b;
+  }
+  template <Complex T>
+  static T Apply(T a, T b, int) {
+    if (std::isnan(a.real()) || std::isnan(a.imag())) return a;
+    if (std::isnan(b.real()) || std::isnan(b.imag())) return b;
+    if (a.real() != b.real()) return a.real() > b.real() ? a : b;
+    return a.imag() >= b.imag() ? a : b;
+  }
+};
+struct Minimum {
+  static bool Apply(bool a, bool b, int) { return a && b; }
+  template <Int T>
+  static T Apply(T a, T b, int) {
+    return a < b ? a : b;
+  }
+  template <Float T>
+  static T Apply(T a, T b, int) {
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return b;
+    if (a == b) return std::signbit(a) ? a : b;
+    return a < b ? a : b;
+  }
+  template <Complex T>
+  static T Apply(T a, T b, int) {
+    if (std::isnan(a.real()) || std::isnan(a.imag())) return a;
+    if (std::isnan(b.real()) || std::isnan(b.imag())) return b;
+    if (a.real() != b.real()) return a.real() < b.real() ? a : b;
+    return a.imag() <= b.imag() ? a : b;
+  }
+};
+
+struct Power {
+  // Integer power by squaring; negative exponents give 0 except for bases
+  // 1 and -1 (as XLA defines them).
+  template <Int T>
+  static T Apply(T base, T exponent, int) {
+    if constexpr (std::is_signed_v<T>) {
+      if (exponent < 0) {
+        if (base == 1) return 1;
+        if (base == -1) return (exponent & 1) ? T(-1) : T(1);
+        return 0;
+      }
+    }
+    T result = 1;
+    Unsigned<T> e = static_cast<Unsigned<T>>(exponent);
+    while (e != 0) {
+      if (e & 1) result = WrapMul(result, base);
+      base = WrapMul(base, base);
+      e >>= 1;
+    }
+    return result;
+  }
+  template <Float T>
+  static T Apply(T a, T b, int) {
+    return static_cast<T>(
+        std::pow(static_cast<double>(a), static_cast<double>(b)));
+  }
+  template <Complex T>
+  static T Apply(T a, T b, int) {
+    c128 r = std::pow(c128(a.real(), a.imag()), c128(b.real(), b.imag()));
+    return T(static_cast<typename T::value_type>(r.real()),
+             static_cast<typename T::value_type>(r.imag()));
+  }
+};
+
+struct Atan2 {
+  template <Float T>
+  static T Apply(T a, T b, int) {
+    return static_cast<T>(
+        std::atan2(static_cast<double>(a), static_cast<double>(b)));
+  }
+};
+
+struct NextAfter {
+  template <Float T>
+  static T Apply(T a, T b, int) {
+    return std::nextafter(a, b);
+  }
+};
+
+struct And {
+  template <BoolOrInt T>
+  static T Apply(T a, T b, int) {
+    return static_cast<T>(a & b);
+  }
+};
+struct Or {
+  template <BoolOrInt T>
+  static T Apply(T a, T b, int) {
+    return static_cast<T>(a | b);
+  }
+};
+struct Xor {
+  template <BoolOrInt T>
+  static T Apply(T a, T b, int) {
+    return static_cast<T>(a ^ b);
+  }
+};
+
+// Shifts by an amount outside [0, bits) give 0, or the sign for an
+// arithmetic right shift; the amount is read as unsigned.
+struct ShiftLeft {
+  template <Int T>
+  static T Apply(T a, T b, int bits) {
+    uint64_t amount = static_cast<uint64_t>(static_cast<Unsigned<T>>(b));
+    if (amount >= static_cast<uint64_t>(bits)) return 0;
+    return static_cast<T>(static_cast<Unsigned<T>>(a) << amount);
+  }
+};
+struct ShiftRightLogical {
+  template <Int T>
+  static T Apply(T a, T b, int bits) {
+    uint64_t amount = static_cast<uint64_t>(static_cast<Unsigned<T>>(b));
+    if (amount >= static_cast<uint64_t>(bits)) return 0;
+    return static_cast<T>(LowBits(a, bits) >> amount);
+  }
+};
+struct ShiftRightArithmetic {
+  template <Int T>
+  static T Apply(T a, T b, int bits) {
+    using S = std::make_signed_t<T>;
+    // Sign-extend from the logical width first.
+    int64_t value =
+        WrapToBits(static_cast<int64_t>(static_cast<S>(a)), bits, true);
+    uint64_t amount = static_cast<uint64_t>(static_cast<Unsigned<T>>(b));
+    if (amount >= static_cast<uint64_t>(bits)) amount = bits - 1;
+    return static_cast<T>(value >> amount);
+  }
+};
+
+struct Mulhi {
+  // The high half of the double-width product.
+  template <Int T>
+  static T Apply(T a, T b, int bits) {
+    if constexpr (sizeof(T) == 8) {
+      using Wide =
+          std::conditional_t<std::is_signed_v<T>, __int128, unsigned __int128>;
+      return static_cast<T>((static_cast<Wide>(a) * static_cast<Wide>(b)) >>
+                            64);
+    } else {
+      using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+      return static_cast<T>((static_cast<Wide>(a) * static_cast<Wide>(b)) >>
+                            bits);
+    }
+  }
+};
+
+}  // namespace kiln::exec::ops
+
+#endif  // KILN_EXEC_KERNELS_ELEMENTWISE_OPS_H_

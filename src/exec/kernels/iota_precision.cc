@@ -1,0 +1,127 @@
+// iota and reduce_precision.
+#include <cmath>
+#include <cstring>
+
+#include "exec/executor.h"
+#include "exec/kernels/data_movement.h"
+#include "exec/kernels/element.h"
+
+namespace kiln::exec {
+namespace {
+
+class IotaKernel : public Kernel {
+ public:
+  IotaKernel(const ArrayShape& result, int64_t dimension) : result_(result) {
+    size_ = result.dims.empty() ? 1 : result.dims[dimension];
+    inner_ = 1;
+    for (int64_t d = dimension + 1; d < result.rank(); ++d)
+      inner_ *= result.dims[d];
+  }
+  Status Run(RunContext& ctx, const Step& step) const override {
+    std::byte* out = ctx.slot(step.outputs[0]);
+    int64_t count = result_.num_elements();
+    ElementType type = result_.type;
+    bool native = DispatchNative(type, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (kIsInt<T> || kIsFloat<T>) {
+        if (ir::BitWidth(type) == static_cast<int>(sizeof(T) * 8)) {
+          T* typed = reinterpret_cast<T*>(out);
+          for (int64_t i = 0; i < count; ++i) {
+            typed[i] = static_cast<T>((i / inner_) % size_);
+          }
+          return;
+        }
+      }
+      for (int64_t i = 0; i < count; ++i)
+        StoreInt(type, out, i, (i / inner_) % size_);
+    });
+    if (!native) {
+      for (int64_t i = 0; i < count; ++i)
+        StoreInt(type, out, i, (i / inner_) % size_);
+    }
+    return OkStatus();
+  }
+
+ private:
+  ArrayShape result_;
+  int64_t size_ = 1;
+  int64_t inner_ = 1;
+};
+
+template <typename T, typename Bits>
+T ReducePrecision(T value, int exponent_bits, int mantissa_bits) {
+  constexpr int kSourceMantissa = sizeof(T) == 4 ? 23 : 52;
+  constexpr int kSourceExponent = sizeof(T) == 4 ? 8 : 11;
+  constexpr int kBits = sizeof(T) * 8;
+  if (std::isnan(value)) return value;
+  Bits x;
+  std::memcpy(&x, &value, sizeof(T));
+  if (mantissa_bits < kSourceMantissa) {
+    // Round to nearest even at the new last mantissa bit.
+    Bits last_bit = Bits{1} << (kSourceMantissa - mantissa_bits);
+    Bits bias = (last_bit >> 1) - 1 + ((x & last_bit) ? 1 : 0);
+    x = (x + bias) & ~(last_bit - 1);
+  }
+  if (exponent_bits < kSourceExponent) {
+    Bits sign = Bits{1} << (kBits - 1);
+    Bits exponent_mask = ((Bits{1} << kSourceExponent) - 1) << kSourceMantissa;
+    Bits bias = (Bits{1} << (kSourceExponent - 1)) - 1;
+    Bits reduced_bias = (Bits{1} << (exponent_bits - 1)) - 1;
+    Bits max_exponent = bias + reduced_bias;
+    Bits min_exponent = bias - reduced_bias;
+    Bits exponent = x & exponent_mask;
+    if (exponent > (max_exponent << kSourceMantissa)) {
+      x = (x & sign) | exponent_mask;  // infinity
+    } else if (exponent <= (min_exponent << kSourceMantissa)) {
+      x = x & sign;  // zero
+    }
+  }
+  T result;
+  std::memcpy(&result, &x, sizeof(T));
+  return result;
+}
+
+template <typename T, typename Bits>
+class ReducePrecisionKernel : public Kernel {
+ public:
+  ReducePrecisionKernel(int64_t count, int exponent_bits, int mantissa_bits)
+      : count_(count),
+        exponent_bits_(exponent_bits),
+        mantissa_bits_(mantissa_bits) {}
+  Status Run(RunContext& ctx, const Step& step) const override {
+    const T* in = ctx.In<T>(step, 0);
+    T* out = ctx.Out<T>(step, 0);
+    for (int64_t i = 0; i < count_; ++i) {
+      out[i] = ReducePrecision<T, Bits>(in[i], exponent_bits_, mantissa_bits_);
+    }
+    return OkStatus();
+  }
+
+ private:
+  int64_t count_;
+  int exponent_bits_, mantissa_bits_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> MakeIotaKernel(const ArrayShape& result,
+                                       int64_t dimension) {
+  return std::make_unique<IotaKernel>(result, dimension);
+}
+
+std::unique_ptr<Kernel> MakeReducePrecisionKernel(ElementType type,
+                                                  int64_t count,
+                                                  int exponent_bits,
+                                                  int mantissa_bits) {
+  if (type == ElementType::kF32) {
+    return std::make_unique<ReducePrecisionKernel<float, uint32_t>>(
+        count, exponent_bits, mantissa_bits);
+  }
+  if (type == ElementType::kF64) {
+    return std::make_unique<ReducePrecisionKernel<double, uint64_t>>(
+        count, exponent_bits, mantissa_bits);
+  }
+  return nullptr;
+}
+
+}  // namespace kiln::exec
