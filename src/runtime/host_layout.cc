@@ -158,6 +158,29 @@ Status CheckSourceStrides(const Shape& shape,
   return OkStatus();
 }
 
+Status CheckHostSpan(const void* data, const Shape& shape,
+                     std::span<const int64_t> byte_strides) {
+  if (shape.element_count() == 0) return OkStatus();
+  constexpr uint64_t kAddressSpaceEnd = uint64_t{1} << 56;
+  // Offsets of the lowest and highest byte touched, relative to `data`;
+  // CheckSourceStrides made sure these sums fit in int64.
+  int64_t lowest = 0;
+  int64_t highest = StorageBytes(shape.dtype());
+  for (size_t i = 0; i < shape.rank(); ++i) {
+    const int64_t reach = byte_strides[i] * (shape.dims()[i] - 1);
+    (reach < 0 ? lowest : highest) += reach;
+  }
+  const uint64_t start = reinterpret_cast<uintptr_t>(data);
+  if (static_cast<uint64_t>(-lowest) > start ||
+      static_cast<uint64_t>(highest) > kAddressSpaceEnd - start) {
+    return InvalidArgumentError(
+        "byte strides {", StrJoin(byte_strides, ","), "} for ",
+        shape.ToString(), " reach from ", lowest, " to ", highest,
+        " bytes around the host data, outside the process's address space");
+  }
+  return OkStatus();
+}
+
 StatusOr<int64_t> CheckDestinationStrides(const Shape& shape,
                                           std::span<const int64_t> byte_strides,
                                           int64_t dst_size) {

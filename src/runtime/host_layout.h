@@ -32,6 +32,14 @@ bool IsDenseRowMajor(const Shape& shape, std::span<const int64_t> byte_strides);
 Status CheckSourceStrides(const Shape& shape,
                           std::span<const int64_t> byte_strides);
 
+// Checks that the bytes `byte_strides` (already checked by
+// CheckSourceStrides) reach from `data` lie inside the address space a
+// process can have (below 2^56 on Linux): host memory of unknown size
+// cannot be checked further, but strides that reach past every possible
+// address are certainly wrong.
+Status CheckHostSpan(const void* data, const Shape& shape,
+                     std::span<const int64_t> byte_strides);
+
 // Checks strides for writing the elements of `shape` into `dst_size` bytes
 // of host memory and returns how many bytes the layout spans: one stride
 // per dimension, none negative, no two elements at overlapping bytes, and

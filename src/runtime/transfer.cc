@@ -76,6 +76,7 @@ StatusOr<HostTransfer> TransferFromHost(
   std::optional<std::vector<int64_t>> strides;
   if (byte_strides.has_value()) {
     RETURN_IF_ERROR(CheckSourceStrides(shape, *byte_strides));
+    RETURN_IF_ERROR(CheckHostSpan(data, shape, *byte_strides));
     if (!IsDenseRowMajor(shape, *byte_strides)) {
       strides.emplace(byte_strides->begin(), byte_strides->end());
     }
@@ -112,8 +113,10 @@ StatusOr<HostTransfer> TransferFromHost(
                                       storage = std::move(storage),
                                       ready = buffer->ready_event(), done] {
     CopyIntoDense(shape, data, strides, *storage);
-    ready->Set().IgnoreError();
+    // The host memory is released first, so whoever sees the buffer ready
+    // also sees the transfer's done callbacks finished.
     done->Set().IgnoreError();
+    ready->Set().IgnoreError();
   });
   return HostTransfer{std::move(buffer), std::move(done)};
 }
