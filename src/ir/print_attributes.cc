@@ -120,6 +120,7 @@ std::string Type::ToString() const {
       out += ">";
       return out;
     }
+    case TypeKind::kUnrankedTensor: return StrCat("tensor<*x", element().ToString(), ">");
     case TypeKind::kToken: return "!stablehlo.token";
     case TypeKind::kNone: return "none";
     case TypeKind::kTuple:

@@ -96,6 +96,12 @@ Type Type::MemRef(std::vector<int64_t> shape, Type element) {
   return Type(storage);
 }
 
+Type Type::UnrankedTensor(Type element) {
+  auto storage = NewStorage(TypeKind::kUnrankedTensor);
+  storage->types.push_back(std::move(element));
+  return Type(storage);
+}
+
 Type Type::None() {
   static const Type kNoneType(NewStorage(TypeKind::kNone));
   return kNoneType;
@@ -128,7 +134,8 @@ const std::vector<int64_t>& Type::shape() const {
 }
 
 Type Type::element() const {
-  KILN_CHECK(is(TypeKind::kTensor) || is(TypeKind::kMemRef)) << ToString();
+  KILN_CHECK(is(TypeKind::kTensor) || is(TypeKind::kMemRef) || is(TypeKind::kUnrankedTensor))
+      << ToString();
   return storage_->types[0];
 }
 
@@ -206,6 +213,7 @@ bool operator==(const Type& a, const Type& b) {
     case TypeKind::kTensor:
       return x.shape == y.shape && x.types == y.types && x.encoding == y.encoding;
     case TypeKind::kMemRef: return x.shape == y.shape && x.types == y.types;
+    case TypeKind::kUnrankedTensor: return x.types == y.types;
     case TypeKind::kToken:
     case TypeKind::kNone: return true;
     case TypeKind::kTuple:
@@ -234,6 +242,7 @@ size_t Type::Hash() const {
     case TypeKind::kTuple:
     case TypeKind::kFuture:
     case TypeKind::kFunction:
+    case TypeKind::kUnrankedTensor:
       for (const Type& t : storage_->types) mix(t.Hash());
       for (const Type& t : storage_->results) mix(t.Hash());
       break;

@@ -35,6 +35,7 @@ enum class TypeKind : uint8_t {
   kMemRef,     // memref<...> (custom_call buffers)
   kNone,       // none
   kOpaque,     // a type of another dialect, kept as its text: !sdy.foo<...>
+  kUnrankedTensor,  // tensor<*xT> (custom_call operands may be unranked)
 };
 
 // A uniform quantized element type. Per-tensor when `axis` is empty
@@ -69,6 +70,7 @@ class Type {
   static Type Function(std::vector<Type> inputs, std::vector<Type> results);
   static Type Future(std::vector<Type> elements);
   static Type MemRef(std::vector<int64_t> shape, Type element);
+  static Type UnrankedTensor(Type element);
   static Type None();
   // `text` is everything after '!', e.g. "sdy.mesh<...>".
   static Type Opaque(std::string text);
@@ -89,7 +91,7 @@ class Type {
   const std::vector<int64_t>& shape() const;
   int64_t rank() const { return static_cast<int64_t>(shape().size()); }
   int64_t dim(int64_t i) const { return shape()[i]; }
-  // The element (or quantized) type.
+  // The element (or quantized) type; also of kUnrankedTensor.
   Type element() const;
   // The encoding attribute (null if none).
   const Attribute& encoding() const;
