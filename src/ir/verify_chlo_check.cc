@@ -78,7 +78,7 @@ Status VerifyChloBinary(const Operation& op) {
 Status VerifyChloTopK(const Operation& op) {
   RETURN_IF_ERROR(ExpectOperands(op, 1));
   RETURN_IF_ERROR(ExpectResults(op, 2));
-  RETURN_IF_ERROR(CheckOperandTensor(op, 0, kInt | kFloat));
+  RETURN_IF_ERROR(CheckOperandTensor(op, 0, kPred | kInt | kFloat));
   ASSIGN_OR_RETURN(int64_t k, RequiredNonNegativeInt(op, "k"));
   const Type& operand = op.operand(0)->type();
   if (operand.rank() < 1) {

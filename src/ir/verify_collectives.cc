@@ -20,7 +20,8 @@ constexpr int64_t kHostToDevice = 3;
 // accepted as they are.
 Status CheckReplicaGroups(const Operation& op, bool same_size,
                           bool use_global_device_ids,
-                          std::optional<int64_t> expected_group_size) {
+                          std::optional<int64_t> expected_group_size,
+                          bool must_cover = true) {
   Attribute attr = op.GetAttr("replica_groups");
   if (!attr) return OpError(op, "requires attribute 'replica_groups'");
   if (attr.is(AttrKind::kDialectStruct) || attr.is(AttrKind::kOpaque)) {
@@ -49,7 +50,8 @@ Status CheckReplicaGroups(const Operation& op, bool same_size,
       return OpError(op, "replica id #", id, " seen more than once");
     }
   }
-  for (int64_t id = 0; id < static_cast<int64_t>(seen.size()); ++id) {
+  for (int64_t id = 0; must_cover && id < static_cast<int64_t>(seen.size());
+       ++id) {
     if (!seen.count(id)) {
       return OpError(op, "replica id #", id, " not seen in replica groups");
     }
@@ -92,17 +94,18 @@ Status CheckGlobalDeviceIds(const Operation& op, bool allow_zero,
   return OkStatus();
 }
 
-// The reduction region of all_reduce, reduce_scatter and collective_reduce:
-// each operand is reduced with 0-d tensors of a promotable element type.
+// The reduction region of all_reduce, reduce_scatter and collective_reduce
+// applies to each operand on its own: two 0-d tensors of a promotable
+// element type in, one out.
 Status CheckCollectiveReducer(const Operation& op,
                               const std::vector<Type>& operands) {
   RETURN_IF_ERROR(ExpectRegions(op, 1));
   ASSIGN_OR_RETURN(const Block* block, SingleBlock(op, 0));
-  std::vector<Type> inits;
   for (const Type& type : operands) {
-    inits.push_back(Type::Tensor({}, type.element()));
+    RETURN_IF_ERROR(CheckReducerRegion(op, *block, {type},
+                                       {Type::Tensor({}, type.element())}, {}));
   }
-  return CheckReducerRegion(op, *block, operands, inits, {});
+  return OkStatus();
 }
 
 // Each result has its operand's (inferred) shape and the region's element
@@ -110,9 +113,10 @@ Status CheckCollectiveReducer(const Operation& op,
 Status CheckReducedResults(const Operation& op, int num_data) {
   const Block& block = op.region(0).front();
   std::vector<Type> returned = TerminatorTypes(block);
-  for (int i = 0; i < num_data && i < static_cast<int>(returned.size()); ++i) {
+  if (returned.empty() || !IsTensor(returned[0])) return OkStatus();
+  for (int i = 0; i < num_data; ++i) {
     const Type& result = op.result(i)->type();
-    Type expected = op.operand(i)->type().WithElement(returned[i].element());
+    Type expected = op.operand(i)->type().WithElement(returned[0].element());
     if (!TypesCompatible(result, expected)) {
       return OpError(op, "inferred type(s) ", Quoted(expected),
                      " are incompatible with return type(s) of operation ",
@@ -374,7 +378,10 @@ Status VerifyCollectiveBroadcast(const Operation& op) {
     }
   }
   RETURN_IF_ERROR(ReadChannelHandle(op));
-  RETURN_IF_ERROR(CheckReplicaGroups(op, true, false, std::nullopt));
+  // Processes outside every group receive zeros, so the groups need not
+  // cover all ids.
+  RETURN_IF_ERROR(CheckReplicaGroups(op, true, false, std::nullopt,
+                                     /*must_cover=*/false));
   std::vector<Type> inferred;
   for (int i = 0; i < num_data; ++i) inferred.push_back(op.operand(i)->type());
   return CheckInferredResults(op, inferred);

@@ -2,6 +2,7 @@
 // type compatibility and attribute readers.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <unordered_set>
 
@@ -241,7 +242,7 @@ Status CheckQuantizedTypeRules(const Type& type, std::string_view what) {
   for (double scale : q.scales) {
     // (C6), (C7)
     if (!std::isfinite(scale) || scale < smallest || scale > largest) {
-      return fail("scale ", scale, " out of expressed type range");
+      return fail("scale ", FloatText(scale), " out of expressed type range");
     }
   }
   for (int64_t zero_point : q.zero_points) {
@@ -265,6 +266,36 @@ Status CheckQuantizedTypeRules(const Type& type, std::string_view what) {
     }
   }
   return OkStatus();
+}
+
+Status CheckTypeRules(const Type& type, std::string_view what) {
+  if (type.is(TypeKind::kOpaque) &&
+      StartsWith(type.opaque_text(), "stablehlo.")) {
+    std::string_view name = std::string_view(type.opaque_text()).substr(10);
+    return InvalidArgumentError(
+        what, ": unknown stablehlo type: ", name.substr(0, name.find('<')));
+  }
+  if (type.IsTuple()) {
+    for (const Type& element : type.elements()) {
+      RETURN_IF_ERROR(CheckTypeRules(element, what));
+    }
+    return OkStatus();
+  }
+  if (type.is(TypeKind::kFunction)) {
+    for (const auto* list : {&type.inputs(), &type.results()}) {
+      for (const Type& element : *list) {
+        RETURN_IF_ERROR(CheckTypeRules(element, what));
+      }
+    }
+    return OkStatus();
+  }
+  return CheckQuantizedTypeRules(type, what);
+}
+
+std::string FloatText(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%e", value);
+  return buffer;
 }
 
 namespace {
@@ -532,8 +563,9 @@ std::optional<std::vector<int64_t>> ConstantInts(const Value* value) {
         IsScalarElement(attr.type().element(), ElementType::kIndex))) {
     return std::nullopt;
   }
+  // Shape-like operands are short; larger constants are not read.
   std::optional<int64_t> count = StaticElementCount(attr.type().shape());
-  if (!count || *count > kMaxAttrElements) return std::nullopt;
+  if (!count || *count > (int64_t{1} << 16)) return std::nullopt;
   std::optional<std::vector<int64_t>> values = attr.AsIntVector();
   if (!values || static_cast<int64_t>(values->size()) != *count) {
     return std::nullopt;
@@ -813,14 +845,6 @@ bool HasDuplicates(const std::vector<int64_t>& values) {
     if (!seen.insert(v).second) return true;
   }
   return false;
-}
-
-std::optional<int64_t> FirstShared(const std::vector<int64_t>& a,
-                                   const std::vector<int64_t>& b) {
-  for (int64_t v : b) {
-    if (Contains(a, v)) return v;
-  }
-  return std::nullopt;
 }
 
 bool IsSortedAscending(const std::vector<int64_t>& values) {

@@ -232,23 +232,30 @@ Status VerifyCustomCall(const Operation& op) {
   }
   Attribute operand_layouts = op.GetAttr("operand_layouts");
   Attribute result_layouts = op.GetAttr("result_layouts");
-  if (static_cast<bool>(operand_layouts) != static_cast<bool>(result_layouts)) {
+  // Layouts come for both operands and results or for neither; an absent
+  // list stands for an empty one when its side has no values (readers of
+  // portable artifacts drop empty lists).
+  bool results_without =
+      operand_layouts && !result_layouts && !FlattenedResults(op).empty();
+  bool operands_without =
+      result_layouts && !operand_layouts && op.num_operands() != 0;
+  if (results_without || operands_without) {
     return OpError(op,
                    "Layout attributes should be specified for either both "
                    "operands and results or none.");
   }
-  if (operand_layouts) {
-    RETURN_IF_ERROR(CheckLayouts(
-        op,
-        [&] {
-          std::vector<Type> types;
-          for (const Value* value : op.operands())
-            types.push_back(value->type());
-          return types;
-        }(),
-        operand_layouts, "operand"));
-    RETURN_IF_ERROR(
-        CheckLayouts(op, FlattenedResults(op), result_layouts, "result"));
+  if (operand_layouts || result_layouts) {
+    std::vector<Type> operand_types;
+    for (const Value* value : op.operands()) {
+      operand_types.push_back(value->type());
+    }
+    Attribute none = Attribute::Array({});
+    RETURN_IF_ERROR(CheckLayouts(op, operand_types,
+                                 operand_layouts ? operand_layouts : none,
+                                 "operand"));
+    RETURN_IF_ERROR(CheckLayouts(op, FlattenedResults(op),
+                                 result_layouts ? result_layouts : none,
+                                 "result"));
   }
   RETURN_IF_ERROR(CheckBufferTargets(op, target));
   RETURN_IF_ERROR(CheckOutputOperandAliases(op));

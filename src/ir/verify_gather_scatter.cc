@@ -38,9 +38,15 @@ Status CheckUnique(const Operation& op, const std::vector<int64_t>& dims,
 Status CheckDisjoint(const Operation& op, const std::vector<int64_t>& a,
                      std::string_view a_name, const std::vector<int64_t>& b,
                      std::string_view b_name) {
-  if (std::optional<int64_t> shared = FirstShared(a, b)) {
-    return OpError(op, "has duplicated dimension from ", a_name, " and ",
-                   b_name, ": ", *shared);
+  std::vector<int64_t> all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  for (size_t i = 0; i < all.size(); ++i) {
+    for (size_t j = i + 1; j < all.size(); ++j) {
+      if (all[i] == all[j]) {
+        return OpError(op, "has duplicated dimension from ", a_name, " and ",
+                       b_name, ": ", all[i]);
+      }
+    }
   }
   return OkStatus();
 }
@@ -124,8 +130,6 @@ Status VerifyGatherCommon(
   RETURN_IF_ERROR(CheckUnique(op, dn.offset_dims, "offset_dims"));
   // (C6)-(C8)
   RETURN_IF_ERROR(
-      CheckUnique(op, dn.collapsed_slice_dims, "collapsed_slice_dims"));
-  RETURN_IF_ERROR(
       CheckDisjoint(op, dn.collapsed_slice_dims, "collapsed_slice_dims",
                     dn.operand_batching_dims, "operand_batching_dims"));
   RETURN_IF_ERROR(
@@ -139,7 +143,6 @@ Status VerifyGatherCommon(
       dn.start_indices_batching_dims, "start_indices_batching_dims",
       "start_indices", index_vector_dim));
   // (C18), (C19)
-  RETURN_IF_ERROR(CheckUnique(op, dn.start_index_map, "start_index_map"));
   RETURN_IF_ERROR(CheckDisjoint(op, dn.start_index_map, "start_index_map",
                                 dn.operand_batching_dims,
                                 "operand_batching_dims"));
@@ -322,10 +325,6 @@ Status VerifyScatter(const Operation& op) {
   RETURN_IF_ERROR(CheckDisjoint(op, dn.inserted_window_dims,
                                 "inserted_window_dims", dn.input_batching_dims,
                                 "input_batching_dims"));
-  if (HasDuplicates(dn.inserted_window_dims)) {
-    return OpError(op, "Expects inserted_window_dims to not repeat; got: [",
-                   JoinInts(dn.inserted_window_dims), "].");
-  }
   if (!IsSortedAscending(dn.inserted_window_dims)) {
     return OpError(op, "Expects inserted_window_dims to be sorted; got: [",
                    JoinInts(dn.inserted_window_dims), "].");
@@ -368,12 +367,6 @@ Status VerifyScatter(const Operation& op) {
                    ". These two numbers must be equal.");
   }
   // (C19), (C20)
-  if (HasDuplicates(dn.scatter_dims_to_operand_dims)) {
-    return OpError(op,
-                   "Expects scatter_dims_to_operand_dims to not repeat; "
-                   "got: [",
-                   JoinInts(dn.scatter_dims_to_operand_dims), "].");
-  }
   RETURN_IF_ERROR(CheckDisjoint(op, dn.scatter_dims_to_operand_dims,
                                 "scatter_dims_to_operand_dims",
                                 dn.input_batching_dims, "input_batching_dims"));

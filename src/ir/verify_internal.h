@@ -137,6 +137,12 @@ Status CheckResultToken(const Operation& op, int i);
 // The quantized-type rules of the spec ((C1)-(C13) of "Types"), checked for
 // a type wherever it appears.
 Status CheckQuantizedTypeRules(const Type& type, std::string_view what);
+// The rules every type of a value or signature obeys, wherever it appears:
+// the quantized-type rules, recursively through tuples, and no unknown
+// `!stablehlo.*` type.
+Status CheckTypeRules(const Type& type, std::string_view what);
+// "2.000000e-01", as MLIR prints float attributes.
+std::string FloatText(double value);
 
 // ---- Counts -----------------------------------------------------------------
 
@@ -252,7 +258,7 @@ struct IntElements {
   std::vector<int64_t> shape;
   std::vector<int64_t> values;
 };
-inline constexpr int64_t kMaxAttrElements = int64_t{1} << 24;
+inline constexpr int64_t kMaxAttrElements = int64_t{1} << 20;
 StatusOr<IntElements> ReadIntElements(const Operation& op,
                                       std::string_view name,
                                       const Attribute& attr);
@@ -288,9 +294,6 @@ Status CheckReducerRegion(const Operation& op, const Block& block,
 // -------------------------------------------------------------------
 
 bool HasDuplicates(const std::vector<int64_t>& values);
-// The first value of `b` that also appears in `a`, if any.
-std::optional<int64_t> FirstShared(const std::vector<int64_t>& a,
-                                   const std::vector<int64_t>& b);
 bool IsSortedAscending(const std::vector<int64_t>& values);
 bool Contains(const std::vector<int64_t>& values, int64_t value);
 // Whether `values` is a permutation of [0, size).

@@ -294,13 +294,9 @@ Status VerifyRngBitGenerator(const Operation& op) {
                    "state shape. Got: ",
                    Quoted(state), " and ", Quoted(output_state));
   }
-  // (C2)
-  if (state.rank() != 1) {
-    return OpError(op, "initial state must be a 1-d tensor, but got ",
-                   Quoted(state));
-  }
-  int64_t size = state.dim(0);
-  if (size != kDynamic) {
+  // (C2): the state sizes the algorithms need (a u64 vector).
+  int64_t size = state.rank() == 1 ? state.dim(0) : kDynamic;
+  if (size != kDynamic && ElementBitWidth(state.element()) == 64) {
     if (algorithm == kThreeFry && size != 2) {
       return OpError(op,
                      "THREE_FRY algorithm requires initial state of size "

@@ -50,6 +50,9 @@ Status VerifyFunc(const Operation& op) {
   if (!type.is(TypeKind::kFunction)) {
     return OpError(op, "requires a function type attribute 'function_type'");
   }
+  if (Status rules = CheckTypeRules(type, "function type"); !rules.ok()) {
+    return OpError(op, rules.message());
+  }
   const std::vector<Type>& inputs = type.inputs();
   const std::vector<Type>& results = type.results();
   for (const char* attrs_name : {"arg_attrs", "res_attrs"}) {
@@ -87,9 +90,12 @@ Status VerifyFunc(const Operation& op) {
                      Quoted(inputs[i]), ")");
     }
   }
+  // Each block ends with a terminator: func.return, or another dialect's
+  // terminator (MLIR also accepts a stablehlo.return there, unchecked).
   for (const auto& block : op.region(0).blocks()) {
     const Operation* terminator = block->terminator();
-    if (!terminator || !terminator->is(OpCode::kFuncReturn)) {
+    if (!terminator ||
+        (!IsTerminatorOp(*terminator) && !terminator->is(OpCode::kUnknown))) {
       return OpError(op, "body block must end with 'func.return', but ",
                      terminator ? StrCat("ends with '", terminator->name(), "'")
                                 : std::string("is empty"));
@@ -205,31 +211,12 @@ Status VerifyCompositeSymbol(const Operation& op,
   return OkStatus();
 }
 
-// custom_call's called_computations name existing functions.
-Status VerifyCalledComputations(const Operation& op,
-                                const FunctionTable& functions) {
-  Attribute called = op.GetAttr("called_computations");
-  if (!called) return OkStatus();
-  if (!called.is(AttrKind::kArray)) {
-    return OpError(op,
-                   "called_computations must be an array of symbols, but "
-                   "got ",
-                   called.ToString());
-  }
-  for (const Attribute& symbol : called.array()) {
-    RETURN_IF_ERROR(ResolveFunction(op, symbol, functions));
-  }
-  return OkStatus();
-}
-
 Status VerifySymbolUses(const Operation& op, const FunctionTable& functions) {
   switch (op.code()) {
     case OpCode::kCall:
       return VerifyCallSymbol(op, functions);
     case OpCode::kComposite:
       return VerifyCompositeSymbol(op, functions);
-    case OpCode::kCustomCall:
-      return VerifyCalledComputations(op, functions);
     default:
       return OkStatus();
   }
@@ -295,7 +282,7 @@ class Walker {
   Status CheckValueType(const Operation& op, const Type& type,
                         std::string_view what, int index) {
     if (!type) return OpError(op, what, " #", index, " has no type");
-    Status status = CheckQuantizedTypeRules(type, StrCat(what, " #", index));
+    Status status = CheckTypeRules(type, StrCat(what, " #", index));
     if (!status.ok()) return OpError(op, status.message());
     return OkStatus();
   }

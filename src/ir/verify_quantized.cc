@@ -49,8 +49,9 @@ Status CheckBroadcastQuantization(const Operation& op, const Type& operand,
     size_t j = broadcast ? 0 : i;
     if (j >= q_in.scales.size()) break;
     if (q_out.scales[i] != q_in.scales[j]) {
-      return OpError(op, "mismatch result scale ", i, " (", q_out.scales[i],
-                     ") and operand scale ", j, " (", q_in.scales[j], ")");
+      return OpError(op, "mismatch result scale ", i, " (",
+                     FloatText(q_out.scales[i]), ") and operand scale ", j,
+                     " (", FloatText(q_in.scales[j]), ")");
     }
     if (q_out.zero_points[i] != q_in.zero_points[j]) {
       return OpError(op, "mismatch result zero_point ", i, " (",
@@ -86,7 +87,6 @@ Status CheckTransposeQuantization(const Operation& op, const Type& operand,
       !IsPerAxisElement(result.element())) {
     return OkStatus();
   }
-  RETURN_IF_ERROR(CheckSameAxisParameters(op, operand, result));
   int64_t in_axis = *operand.element().quantized().axis;
   int64_t out_axis = *result.element().quantized().axis;
   if (out_axis < 0 || out_axis >= static_cast<int64_t>(permutation.size())) {
@@ -98,7 +98,7 @@ Status CheckTransposeQuantization(const Operation& op, const Type& operand,
                    " is not same as permutation[", out_axis,
                    "] = ", permutation[out_axis]);
   }
-  return OkStatus();
+  return CheckSameAxisParameters(op, operand, result);
 }
 
 Status CheckReshapeQuantization(const Operation& op, const Type& operand,
@@ -108,7 +108,6 @@ Status CheckReshapeQuantization(const Operation& op, const Type& operand,
       !IsPerAxisElement(result.element())) {
     return OkStatus();
   }
-  RETURN_IF_ERROR(CheckSameAxisParameters(op, operand, result));
   int64_t in_axis = *operand.element().quantized().axis;
   int64_t out_axis = *result.element().quantized().axis;
   if (in_axis < 0 || in_axis >= operand.rank() || out_axis < 0 ||
@@ -134,7 +133,7 @@ Status CheckReshapeQuantization(const Operation& op, const Type& operand,
                    "must match between operand and result, but got ",
                    *count_in, " and ", *count_out);
   }
-  return OkStatus();
+  return CheckSameAxisParameters(op, operand, result);
 }
 
 }  // namespace kiln::ir::verifier

@@ -160,7 +160,7 @@ Status VerifyReduce(const Operation& op) {
   RETURN_IF_ERROR(ExpectRegions(op, 1));
   for (int i = 0; i < n; ++i) {
     RETURN_IF_ERROR(CheckOperandTensor(op, i, kAnyElement));
-    RETURN_IF_ERROR(CheckOperandScalarTensor(op, n + i, kAnyElement));
+    RETURN_IF_ERROR(CheckOperandTensor(op, n + i, kAnyElement));
   }
   RETURN_IF_ERROR(CheckAllResultTensors(op, kAnyElement));
   RETURN_IF_ERROR(CheckInputsCompatible(op, n));
