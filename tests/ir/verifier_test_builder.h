@@ -97,6 +97,25 @@ class ModuleBuilder {
     return (block ? block : block_)->Append(std::move(op));
   }
 
+  // A new region of `op` with one block taking `args`.
+  Block& AddBlock(Operation* op, const std::vector<Type>& args) {
+    Block& block = op->AddRegion().AddBlock();
+    for (const Type& type : args) block.AddArgument(type);
+    return block;
+  }
+
+  // A region of `op` computing `name(arg0, arg1)` over two 0-d `element`
+  // tensors and returning it (a reducer or comparator body).
+  Block& AddBinaryBody(Operation* op, const std::string& name, Type element,
+                       Type result_element) {
+    Type scalar = Type::Tensor({}, element);
+    Block& block = AddBlock(op, {scalar, scalar});
+    Operation* body = Add(name, {block.argument(0), block.argument(1)},
+                          {Type::Tensor({}, result_element)}, {}, &block);
+    Add("stablehlo.return", {body->result(0)}, {}, {}, &block);
+    return block;
+  }
+
   // func.return of `values`.
   void Return(std::vector<Value*> values) {
     Add("func.return", std::move(values), {});
