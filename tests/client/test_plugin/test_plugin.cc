@@ -7,9 +7,12 @@
 // the slot's name.
 //
 // Behind the table: two devices with one "device" memory each, host buffers
-// that are plain byte vectors, events that are always ready, and a
-// PJRT_Client_Compile that answers UNIMPLEMENTED. Built in variants (see
-// CMakeLists.txt): another major version, and a library without GetPjrtApi.
+// that are plain byte vectors, and events that are always ready. It
+// "compiles" only modules named @sum (answering UNIMPLEMENTED to anything
+// else) into executables whose one output is the elementwise sum of their
+// f32 inputs; `tf.aliasing_output = 0` in the text donates input 0. Built in
+// variants (see CMakeLists.txt): another major version, and a library without
+// GetPjrtApi.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -81,6 +84,15 @@ struct PJRT_Buffer {
 
 struct PJRT_Event {
   int unused;
+};
+
+struct PJRT_LoadedExecutable {
+  PJRT_Client* client;
+  bool donates_first;
+};
+
+struct PJRT_Executable {
+  PJRT_LoadedExecutable* loaded;
 };
 
 namespace {
@@ -218,9 +230,138 @@ PJRT_Error* ClientAddressableMemories(
   return nullptr;
 }
 
-PJRT_Error* ClientCompile(PJRT_Client_Compile_Args*) {
-  return MakeError(PJRT_Error_Code_UNIMPLEMENTED,
-                   "PJRT_Client_Compile is not implemented by the test plugin");
+constexpr char kExecutableMagic[] = "kiln-test-executable:";
+std::atomic<int> execute_count{0};
+
+PJRT_Error* ClientCompile(PJRT_Client_Compile_Args* args) {
+  std::string code(args->program->code, args->program->code_size);
+  if (code.find("module @sum ") == std::string::npos) {
+    return MakeError(PJRT_Error_Code_UNIMPLEMENTED,
+                     "PJRT_Client_Compile is not implemented by the test "
+                     "plugin (it compiles only modules named @sum)");
+  }
+  args->executable = new PJRT_LoadedExecutable{
+      args->client,
+      code.find("tf.aliasing_output = 0 : i32") != std::string::npos};
+  return nullptr;
+}
+
+PJRT_Error* LoadedExecutableDestroy(PJRT_LoadedExecutable_Destroy_Args* args) {
+  delete args->executable;
+  return nullptr;
+}
+
+PJRT_Error* LoadedExecutableGetExecutable(
+    PJRT_LoadedExecutable_GetExecutable_Args* args) {
+  args->executable = new PJRT_Executable{args->loaded_executable};
+  return nullptr;
+}
+
+PJRT_Error* LoadedExecutableAddressableDevices(
+    PJRT_LoadedExecutable_AddressableDevices_Args* args) {
+  args->addressable_devices = args->executable->client->device_list;
+  args->num_addressable_devices = 2;
+  return nullptr;
+}
+
+PJRT_Error* ExecutableDestroy(PJRT_Executable_Destroy_Args* args) {
+  delete args->executable;
+  return nullptr;
+}
+
+PJRT_Error* ExecutableName(PJRT_Executable_Name_Args* args) {
+  args->executable_name = "sum";
+  args->executable_name_size = 3;
+  return nullptr;
+}
+
+PJRT_Error* ExecutableNumOutputs(PJRT_Executable_NumOutputs_Args* args) {
+  args->num_outputs = 1;
+  return nullptr;
+}
+
+struct SerializedHolder {
+  std::string bytes;
+};
+
+PJRT_Error* ExecutableSerialize(PJRT_Executable_Serialize_Args* args) {
+  auto* holder = new SerializedHolder{
+      std::string(kExecutableMagic) +
+      (args->executable->loaded->donates_first ? "1" : "0")};
+  args->serialized_bytes = holder->bytes.data();
+  args->serialized_bytes_size = holder->bytes.size();
+  args->serialized_executable =
+      reinterpret_cast<PJRT_SerializedExecutable*>(holder);
+  args->serialized_executable_deleter = [](PJRT_SerializedExecutable* blob) {
+    delete reinterpret_cast<SerializedHolder*>(blob);
+  };
+  return nullptr;
+}
+
+PJRT_Error* ExecutableDeserializeAndLoad(
+    PJRT_Executable_DeserializeAndLoad_Args* args) {
+  std::string bytes(args->serialized_executable,
+                    args->serialized_executable_size);
+  std::string magic(kExecutableMagic);
+  if (bytes.size() != magic.size() + 1 ||
+      bytes.compare(0, magic.size(), magic)) {
+    return MakeError(PJRT_Error_Code_INVALID_ARGUMENT,
+                     "not a serialized test-plugin executable");
+  }
+  args->loaded_executable =
+      new PJRT_LoadedExecutable{args->client, bytes.back() == '1'};
+  return nullptr;
+}
+
+PJRT_Error* LoadedExecutableExecute(PJRT_LoadedExecutable_Execute_Args* args) {
+  const PJRT_ExecuteOptions* options = args->options;
+  bool first_donatable = args->executable->donates_first;
+  if (options != nullptr) {
+    for (size_t i = 0; i < options->num_non_donatable_input_indices; ++i) {
+      if (options->non_donatable_input_indices[i] == 0) first_donatable = false;
+    }
+  }
+  if (args->num_args == 0) {
+    return MakeError(PJRT_Error_Code_INVALID_ARGUMENT, "sum of no inputs");
+  }
+  for (size_t d = 0; d < args->num_devices; ++d) {
+    PJRT_Buffer* const* inputs = args->argument_lists[d];
+    for (size_t a = 0; a < args->num_args; ++a) {
+      if (inputs[a]->deleted) {
+        return MakeError(PJRT_Error_Code_FAILED_PRECONDITION,
+                         "argument " + std::to_string(a) + " is deleted");
+      }
+      if (inputs[a]->type != PJRT_Buffer_Type_F32 ||
+          inputs[a]->bytes.size() != inputs[0]->bytes.size()) {
+        return MakeError(PJRT_Error_Code_INVALID_ARGUMENT,
+                         "sum of inputs of different shapes");
+      }
+    }
+  }
+  for (size_t d = 0; d < args->num_devices; ++d) {
+    PJRT_Buffer* const* inputs = args->argument_lists[d];
+    auto* out = new PJRT_Buffer();
+    out->device = args->execute_device != nullptr ? args->execute_device
+                                                  : inputs[0]->device;
+    out->type = PJRT_Buffer_Type_F32;
+    out->dims = inputs[0]->dims;
+    out->bytes.assign(inputs[0]->bytes.size(), 0);
+    float* sum = reinterpret_cast<float*>(out->bytes.data());
+    for (size_t a = 0; a < args->num_args; ++a) {
+      const float* in = reinterpret_cast<const float*>(inputs[a]->bytes.data());
+      for (size_t i = 0; i < out->bytes.size() / 4; ++i) sum[i] += in[i];
+    }
+    if (first_donatable) {
+      inputs[0]->deleted = true;
+      inputs[0]->bytes.clear();
+    }
+    args->output_lists[d][0] = out;
+    if (args->device_complete_events != nullptr) {
+      args->device_complete_events[d] = new PJRT_Event();
+    }
+  }
+  ++execute_count;
+  return nullptr;
 }
 
 PJRT_Error* ClientBufferFromHostBuffer(
@@ -465,6 +606,16 @@ const SlotMinor kSlotMinors[] = {
   api.PJRT_Buffer_IsDeleted = BufferIsDeleted;
   api.PJRT_Buffer_ToHostBuffer = BufferToHostBuffer;
   api.PJRT_Buffer_ReadyEvent = BufferReadyEvent;
+  api.PJRT_LoadedExecutable_Destroy = LoadedExecutableDestroy;
+  api.PJRT_LoadedExecutable_GetExecutable = LoadedExecutableGetExecutable;
+  api.PJRT_LoadedExecutable_AddressableDevices =
+      LoadedExecutableAddressableDevices;
+  api.PJRT_LoadedExecutable_Execute = LoadedExecutableExecute;
+  api.PJRT_Executable_Destroy = ExecutableDestroy;
+  api.PJRT_Executable_Name = ExecutableName;
+  api.PJRT_Executable_NumOutputs = ExecutableNumOutputs;
+  api.PJRT_Executable_Serialize = ExecutableSerialize;
+  api.PJRT_Executable_DeserializeAndLoad = ExecutableDeserializeAndLoad;
   // Every slot newer than our minor that still lies inside our table is a
   // trap, not a null: a client must gate on the version, not on null.
   for (const SlotMinor& slot : kSlotMinors) {
@@ -501,6 +652,11 @@ KILN_TEST_EXPORT const PJRT_Api* GetPjrtApi() {
 // A library that looks like a plugin but exports another name.
 KILN_TEST_EXPORT const PJRT_Api* GetPJRTApi() { return nullptr; }
 #endif
+
+// How many executions ran.
+KILN_TEST_EXPORT int KilnTestPluginExecuteCount() {
+  return execute_count.load();
+}
 
 // How many times PJRT_Plugin_Initialize ran (the client must call it once).
 KILN_TEST_EXPORT int KilnTestPluginInitializeCount() {
