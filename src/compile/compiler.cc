@@ -2,11 +2,15 @@
 
 #include "compile/custom_call.h"
 #include "compile/lowering.h"
+#include "ir/verifier.h"
 
 namespace kiln::compile {
 
 StatusOr<std::unique_ptr<exec::Plan>> Compile(const ir::Module& module,
                                               const CompileOptions& options) {
+  // Lowering trusts the verifier's guarantees (operand counts, attribute
+  // kinds, shape rules), so an invalid program stops here.
+  RETURN_IF_ERROR(ir::VerifyModule(module));
   const ir::Operation* entry = options.entry.empty()
                                    ? module.EntryFunction()
                                    : module.LookupFunction(options.entry);

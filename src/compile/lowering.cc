@@ -540,6 +540,9 @@ Status Lowering::LowerQuantizedThroughFloat(const ir::Operation& op,
     const ir::Type& type = operand->type();
     if (!type.IsTensor() || !type.element().is(ir::TypeKind::kQuantized))
       continue;
+    bool seen = false;  // an operand used twice is dequantized once
+    for (const auto& entry : saved) seen |= entry.first == operand;
+    if (seen) continue;
     ASSIGN_OR_RETURN(SlotId storage, Slot(operand));
     const ir::QuantizedType& q = type.element().quantized();
     ArrayShape float_shape{q.expressed_type, shape(storage).dims};

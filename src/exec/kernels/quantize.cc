@@ -85,8 +85,12 @@ class QuantizeKernel : public Kernel {
       double clamped =
           std::clamp(rounded, static_cast<double>(params_.storage_min),
                      static_cast<double>(params_.storage_max));
-      if (std::isnan(scaled))
-        clamped = static_cast<double>(params_.storage_min);
+      // NaN quantizes as 0 (then clamped), as the reference interpreter's
+      // float-to-integer conversion gives.
+      if (std::isnan(scaled)) {
+        clamped = std::clamp(0.0, static_cast<double>(params_.storage_min),
+                             static_cast<double>(params_.storage_max));
+      }
       StoreInt(params_.storage_type, out, i, static_cast<int64_t>(clamped));
     }
     return OkStatus();

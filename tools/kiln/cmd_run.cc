@@ -1,0 +1,200 @@
+// `kiln run FILE [--inputs a.npy ...] [--outputs DIR]`: runs a program's
+// entry function (@main) on Kiln's compiler and executor, with NumPy
+// inputs or random ones, and writes the results as .npy files or prints
+// them.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "base/file.h"
+#include "compile/compiler.h"
+#include "compile/custom_call.h"
+#include "exec/executor.h"
+#include "exec/kernels/element.h"
+#include "parse/parse.h"
+#include "tools/check/check_targets.h"
+#include "tools/check/inputs.h"
+#include "tools/kiln/command.h"
+#include "tools/kiln/npy.h"
+
+namespace kiln::cli {
+namespace {
+
+// "[[1, 2], [3, 4]]" for a row-major array (long arrays are elided).
+std::string FormatArray(const exec::ValueSpec& spec, const std::byte* data) {
+  if (spec.is_token) return "!stablehlo.token";
+  const exec::ArrayShape& shape = spec.shape;
+  std::string out = shape.ToString() + " ";
+  int64_t count = shape.num_elements();
+  std::vector<int64_t> strides = shape.Strides();
+  constexpr int64_t kMaxShown = 256;
+  for (int64_t i = 0; i < count && i < kMaxShown; ++i) {
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      if (i % (strides[d] * shape.dims[d]) == 0) out += "[";
+    }
+    ir::ElementType type = shape.type;
+    if (ir::IsComplex(type)) {
+      exec::c128 v = exec::LoadComplex(type, data, i);
+      StrAppend(out, "(", v.real(), ", ", v.imag(), ")");
+    } else if (ir::IsFloat(type)) {
+      char text[40];
+      std::snprintf(text, sizeof(text), "%.8g",
+                    exec::LoadDouble(type, data, i));
+      out += text;
+    } else if (ir::IsBool(type)) {
+      out += exec::LoadInt(type, data, i) ? "true" : "false";
+    } else if (type == ir::ElementType::kUI64) {
+      StrAppend(out, static_cast<uint64_t>(exec::LoadInt(type, data, i)));
+    } else {
+      StrAppend(out, exec::LoadInt(type, data, i));
+    }
+    int closed = 0;
+    for (int64_t d = shape.rank() - 1; d >= 0; --d) {
+      if ((i + 1) % (strides[d] * shape.dims[d]) == 0) {
+        out += "]";
+        ++closed;
+      } else {
+        break;
+      }
+    }
+    if (i + 1 < count) out += closed > 0 ? ", " : ", ";
+  }
+  if (count > kMaxShown) StrAppend(out, "... (", count, " elements)");
+  return out;
+}
+
+int RunRun(Arguments& args) {
+  std::vector<std::string> inputs = args.TakeRepeatedFlag("inputs");
+  std::optional<std::string> outputs_dir = args.TakeFlag("outputs");
+  std::optional<std::string> entry = args.TakeFlag("entry");
+  int64_t seed = ParseInt64(args.TakeFlag("seed").value_or("1")).value_or(1);
+  bool with_checks = args.TakeSwitch("checks");
+  if (!args.RejectUnknownFlags("run")) return 2;
+  // `--inputs a.npy b.npy` leaves b.npy among the positional arguments.
+  std::vector<std::string> rest = args.rest();
+  if (rest.empty()) {
+    std::fprintf(stderr, "kiln run: give a program file\n");
+    return 2;
+  }
+  std::string path = rest[0];
+  for (size_t i = 1; i < rest.size(); ++i) inputs.push_back(rest[i]);
+
+  auto text = ReadFile(path);
+  if (!text.ok()) {
+    std::fprintf(stderr, "kiln run: %s\n", text.status().ToString().c_str());
+    return 1;
+  }
+  auto module = parse::ParseModule(*text, path);
+  if (!module.ok()) {
+    std::fprintf(stderr, "kiln run: %s\n", module.status().ToString().c_str());
+    return 1;
+  }
+  compile::CustomCallRegistry registry(&compile::CustomCallRegistry::Builtin());
+  if (with_checks) check::RegisterCheckTargets(registry);
+  compile::CompileOptions options;
+  options.custom_calls = &registry;
+  if (entry) options.entry = *entry;
+
+  // Inputs: from .npy files (their shapes refine dynamic ones), else random.
+  std::vector<NpyArray> arrays;
+  for (const std::string& input : inputs) {
+    auto bytes = ReadFile(input);
+    if (!bytes.ok()) {
+      std::fprintf(stderr, "kiln run: %s\n", bytes.status().ToString().c_str());
+      return 1;
+    }
+    auto array = ParseNpy(*bytes);
+    if (!array.ok()) {
+      std::fprintf(stderr, "kiln run: %s: %s\n", input.c_str(),
+                   array.status().ToString().c_str());
+      return 1;
+    }
+    arrays.push_back(std::move(array).value());
+  }
+  const ir::Operation* func = options.entry.empty()
+                                  ? (*module)->EntryFunction()
+                                  : (*module)->LookupFunction(options.entry);
+  if (func == nullptr) {
+    std::fprintf(stderr, "kiln run: %s has no entry function\n", path.c_str());
+    return 1;
+  }
+  if (!arrays.empty()) {
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      options.argument_types.push_back(
+          ir::TensorOf(arrays[i].shape.dims, arrays[i].shape.type));
+      // Scalar integers may carry dimension sizes.
+      if (arrays[i].shape.dims.empty() && ir::IsInteger(arrays[i].shape.type)) {
+        options.argument_values[static_cast<int>(i)] = arrays[i].data;
+      }
+    }
+  } else {
+    check::ConcreteArguments concrete = check::ConcretizeArguments(*func, 3);
+    options.argument_types = concrete.types;
+    options.argument_values = concrete.values;
+  }
+  auto plan = compile::Compile(**module, options);
+  if (!plan.ok()) {
+    std::fprintf(stderr, "kiln run: %s\n", plan.status().ToString().c_str());
+    return 1;
+  }
+  std::vector<exec::AlignedBuffer> buffers;
+  if (!arrays.empty()) {
+    if (arrays.size() != (*plan)->arguments().size()) {
+      std::fprintf(stderr,
+                   "kiln run: the program takes %zu arguments; %zu given\n",
+                   (*plan)->arguments().size(), arrays.size());
+      return 1;
+    }
+    for (const NpyArray& array : arrays) {
+      auto buffer = exec::AllocateAligned(array.data.size());
+      if (!buffer.ok()) return 1;
+      std::memcpy(buffer->data(), array.data.data(), array.data.size());
+      buffers.push_back(std::move(buffer).value());
+    }
+  } else {
+    auto random = check::RandomArguments(**plan, static_cast<uint64_t>(seed));
+    if (!random.ok()) return 1;
+    buffers = std::move(random).value();
+    for (const auto& [index, bytes] : options.argument_values) {
+      std::memcpy(buffers[index].data(), bytes.data(), bytes.size());
+    }
+  }
+  std::vector<const void*> pointers;
+  for (const auto& buffer : buffers) pointers.push_back(buffer.data());
+  exec::OwningOutputAllocator allocator;
+  auto results = exec::Execute(**plan, pointers, allocator);
+  if (!results.ok()) {
+    std::fprintf(stderr, "kiln run: %s\n", results.status().ToString().c_str());
+    return 1;
+  }
+  for (size_t i = 0; i < results->size(); ++i) {
+    const exec::ValueSpec& spec = (*plan)->outputs()[i];
+    const auto* data = static_cast<const std::byte*>((*results)[i]);
+    if (outputs_dir) {
+      NpyArray array{
+          spec.shape,
+          std::string(reinterpret_cast<const char*>(data), spec.byte_size())};
+      std::string file = StrCat(*outputs_dir, "/output", i, ".npy");
+      Status written = WriteFile(file, WriteNpy(array));
+      if (!written.ok()) {
+        std::fprintf(stderr, "kiln run: %s\n", written.ToString().c_str());
+        return 1;
+      }
+      std::printf("%s\n", file.c_str());
+    } else {
+      std::printf("%s\n", FormatArray(spec, data).c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+KILN_REGISTER_COMMAND(run, "run",
+                      "run FILE [--inputs a.npy ...] [--outputs DIR] "
+                      "[--entry NAME] [--seed N] [--checks]",
+                      "run a program's entry function with .npy or random "
+                      "inputs and print or save the results",
+                      RunRun);
+
+}  // namespace kiln::cli
