@@ -8,12 +8,15 @@
 #include "base/strings.h"
 #include "ir/attributes.h"
 #include "ir/float_bits.h"
+#include "ir/print_util.h"
 #include "ir/types.h"
 
 namespace kiln::ir {
 namespace {
 
 std::string DimString(int64_t d) { return d == kDynamic ? "?" : std::to_string(d); }
+
+}  // namespace
 
 std::string FormatDouble(double value) {
   // Shortest of a few precisions that reads back to the same double.
@@ -36,6 +39,8 @@ bool IsBareIdentifier(std::string_view text) {
   }
   return true;
 }
+
+namespace {
 
 void AppendIntList(std::string& out, const std::vector<int64_t>& values) {
   out += "[";
@@ -72,13 +77,34 @@ std::string SymbolString(std::string_view name) {
 
 // A float element value in MLIR's style: decimal, or hex bits for values a
 // decimal cannot carry (NaN, infinities).
-std::string FloatElementString(ElementType type, double value) {
-  if (std::isfinite(value)) return FormatDouble(value);
-  uint64_t bits = EncodeFloat(type, value);
+namespace {
+std::string HexBits(ElementType type, uint64_t bits) {
   int digits = (BitWidth(type) + 3) / 4;
   char text[32];
   std::snprintf(text, sizeof(text), "0x%0*llX", digits, static_cast<unsigned long long>(bits));
   return text;
+}
+}  // namespace
+
+std::string FloatElementString(ElementType type, double value) {
+  if (!std::isfinite(value)) return HexBits(type, EncodeFloat(type, value));
+  if (type == ElementType::kF32) {
+    // The fewest digits that read back to the same float.
+    char text[64];
+    for (int precision : {6, 8}) {
+      std::snprintf(text, sizeof(text), "%.*e", precision, value);
+      if (std::strtof(text, nullptr) == static_cast<float>(value)) return text;
+    }
+  }
+  return FormatDouble(value);
+}
+
+// A float element from its raw bits: non-finite values keep their exact
+// bit pattern (sign and NaN payload).
+std::string FloatBitsString(ElementType type, uint64_t bits) {
+  double value = DecodeFloat(type, bits);
+  if (!std::isfinite(value)) return HexBits(type, bits);
+  return FloatElementString(type, value);
 }
 
 std::string Type::ToString() const {
@@ -158,22 +184,15 @@ std::string DenseElementString(Type element, const char* data) {
   int bytes = StorageBytes(et);
   if (IsComplex(et)) {
     ElementType part = ComplexComponentType(et);
-    double re, im;
-    if (part == ElementType::kF32) {
-      float r, i;
-      std::memcpy(&r, data, 4);
-      std::memcpy(&i, data + 4, 4);
-      re = r;
-      im = i;
-    } else {
-      std::memcpy(&re, data, 8);
-      std::memcpy(&im, data + 8, 8);
-    }
-    return StrCat("(", FloatElementString(part, re), ",", FloatElementString(part, im), ")");
+    int part_bytes = StorageBytes(part);
+    uint64_t re = 0, im = 0;
+    std::memcpy(&re, data, part_bytes);
+    std::memcpy(&im, data + part_bytes, part_bytes);
+    return StrCat("(", FloatBitsString(part, re), ", ", FloatBitsString(part, im), ")");
   }
   uint64_t raw = 0;
   std::memcpy(&raw, data, bytes);
-  if (IsFloat(et)) return FloatElementString(et, DecodeFloat(et, raw));
+  if (IsFloat(et)) return FloatBitsString(et, raw);
   if (IsBool(et)) return raw ? "true" : "false";
   int bits = BitWidth(et);
   if (bits < 64) raw &= (1ULL << bits) - 1;
