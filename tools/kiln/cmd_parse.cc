@@ -6,6 +6,7 @@
 
 #include "base/file.h"
 #include "base/strings.h"
+#include "ir/verifier.h"
 #include "parse/parse.h"
 #include "parse/text/parser.h"
 #include "tools/kiln/command.h"
@@ -21,15 +22,13 @@ struct Counts {
   int unrejected = 0;  // expected-error parts the parser accepted
 };
 
-// Parses one part. Verification joins here once src/ir/verifier exists:
-// a part is valid when it parses and verifies.
+// Parses and verifies one part: a part is valid when it does both.
 Status CheckPart(std::string_view text, const std::string& path,
                  int first_line) {
   StatusOr<std::unique_ptr<ir::Module>> module =
       parse::ParseTextModule(text, path, first_line);
   if (!module.ok()) return module.status();
-  // TODO(verifier): RETURN_IF_ERROR(ir::Verify(**module));
-  return OkStatus();
+  return ir::VerifyModule(**module);
 }
 
 void CheckFile(const std::string& path, Counts& counts) {
@@ -43,6 +42,11 @@ void CheckFile(const std::string& path, Counts& counts) {
     ++counts.parts;
     StatusOr<std::unique_ptr<ir::Module>> module =
         parse::ParseModule(*bytes, path);
+    if (module.ok()) {
+      if (Status verified = ir::VerifyModule(**module); !verified.ok()) {
+        module = StatusOr<std::unique_ptr<ir::Module>>(verified);
+      }
+    }
     if (module.ok()) {
       ++counts.parsed;
     } else {
@@ -68,8 +72,8 @@ void CheckFile(const std::string& path, Counts& counts) {
         ++counts.unrejected;
         std::fprintf(
             stderr,
-            "%s:%d: note: part expects an error the parser does not report "
-            "(a verifier check)\n",
+            "%s:%d: note: part expects an error that neither the parser nor "
+            "the verifier reports\n",
             path.c_str(), part.first_line);
       } else {
         ++counts.expected_rejections;
@@ -95,8 +99,7 @@ int RunParse(Arguments& args) {
               counts.parts - counts.expected_rejections - counts.unrejected);
   if (counts.expected_rejections + counts.unrejected > 0) {
     std::printf(
-        "; expected errors: %d rejected, %d accepted by the parser (verifier "
-        "checks)",
+        "; expected errors: %d rejected, %d accepted by parse and verify",
         counts.expected_rejections, counts.unrejected);
   }
   std::printf("\n");
