@@ -1,9 +1,9 @@
 // train_mlp: Kiln's main job. Builds a small multilayer perceptron with the
-// program builder (forward pass, hand-written gradient, SGD update, all in
-// one StableHLO program), then trains it on a synthetic regression set
-// through ComputationClient and a PJRT plugin. The parameters stay on the
-// device between steps and are donated to each step; the loss is read back
-// now and then; the metrics report at the end shows one compile, one
+// program builder (mlp_model.cc: forward pass, hand-written gradient, SGD
+// update, all in one StableHLO program), then trains it on a synthetic
+// regression set through ComputationClient and a PJRT plugin. The parameters
+// stay on the device between steps and are donated to each step; the loss is
+// read back now and then; the metrics report at the end shows one compile, one
 // execute per step, and the transfers.
 //
 //   train_mlp [--plugin PATH] [--device NAME] [--steps N]
@@ -23,6 +23,7 @@
 
 #include "base/file.h"
 #include "base/strings.h"
+#include "examples/mlp_model.h"
 #include "kiln/builder.h"
 #include "kiln/pjrt_computation_client.h"
 
@@ -33,10 +34,12 @@ using namespace kiln::client;
 
 constexpr PJRT_Buffer_Type F32 = PJRT_Buffer_Type_F32;
 
-// The model and the data set.
-constexpr int64_t kSamples = 256;
-constexpr int64_t kInputs = 8;
-constexpr int64_t kHidden = 32;
+using examples::BuildTrainStep;
+using examples::InitialParameters;
+using examples::kHidden;
+using examples::kInputs;
+using examples::kSamples;
+using examples::MakeDataSet;
 
 struct Flags {
   std::string plugin;
@@ -55,100 +58,6 @@ int Usage(const char* problem) {
                "[--json] [--check]\n",
                problem);
   return 2;
-}
-
-// The training step: (w1, b1, w2, b2, x, t) -> (w1', b1', w2', b2', loss)
-// for y = tanh(x.w1 + b1).w2 + b2 and loss = mean((y - t)^2), with the
-// gradient written out by the chain rule and one SGD update. The four
-// parameters are donated to their updated outputs.
-StatusOr<std::string> BuildTrainStep(double learning_rate,
-                                     std::vector<int>* donated) {
-  ProgramBuilder b("train_step");
-  Value w1 = b.Parameter(Shape(F32, {kInputs, kHidden}));
-  Value b1 = b.Parameter(Shape(F32, {kHidden}));
-  Value w2 = b.Parameter(Shape(F32, {kHidden, 1}));
-  Value b2 = b.Parameter(Shape(F32, {1}));
-  Value x = b.Parameter(Shape(F32, {kSamples, kInputs}));
-  Value t = b.Parameter(Shape(F32, {kSamples, 1}));
-  auto splat = [&b](std::vector<int64_t> dims, double value) {
-    return b.ConstantSplat(Shape(F32, std::move(dims)), value);
-  };
-
-  // Forward.
-  Value x_w1 = b.Dot(x, w1);
-  Value b1_rows = b.Broadcast(b1, {kSamples, kHidden});
-  Value h = b.Tanh(x_w1 + b1_rows);
-  Value h_w2 = b.Dot(h, w2);
-  Value b2_rows = b.Broadcast(b2, {kSamples, 1});
-  Value y = h_w2 + b2_rows;
-  Value diff = y - t;
-  Value squared = diff * diff;
-  Value loss = b.ReduceSum(squared, {0, 1}) / b.ConstantScalar(F32, kSamples);
-
-  // Backward: d loss / d y = 2 (y - t) / N, then the chain rule.
-  Value dy = diff * splat({kSamples, 1}, 2.0 / kSamples);
-  Value dw2 = b.DotGeneral(h, dy, DotDimensions{{}, {}, {0}, {0}});
-  Value db2 = b.ReduceSum(dy, {0});
-  Value dh = b.DotGeneral(dy, w2, DotDimensions{{}, {}, {1}, {1}});
-  Value one = splat({kSamples, kHidden}, 1.0);
-  Value tanh_slope = one - h * h;
-  Value dh_pre = dh * tanh_slope;
-  Value dw1 = b.DotGeneral(x, dh_pre, DotDimensions{{}, {}, {0}, {0}});
-  Value db1 = b.ReduceSum(dh_pre, {0});
-
-  // SGD.
-  Value w1_next = w1 - dw1 * splat({kInputs, kHidden}, learning_rate);
-  Value b1_next = b1 - db1 * splat({kHidden}, learning_rate);
-  Value w2_next = w2 - dw2 * splat({kHidden, 1}, learning_rate);
-  Value b2_next = b2 - db2 * splat({1}, learning_rate);
-
-  b.Donate(w1, 0);
-  b.Donate(b1, 1);
-  b.Donate(w2, 2);
-  b.Donate(b2, 3);
-  *donated = b.donated_parameters();
-  Value outputs[] = {w1_next, b1_next, w2_next, b2_next, loss};
-  return b.Build(outputs);
-}
-
-// The synthetic set: inputs uniform in [-1, 1], targets from a fixed
-// "teacher" network the student has to learn.
-void MakeDataSet(std::vector<float>& x, std::vector<float>& t) {
-  std::mt19937 random(1234);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  x.resize(kSamples * kInputs);
-  for (float& value : x) value = uniform(random);
-  std::vector<float> teacher_in(kInputs * 4), teacher_out(4);
-  for (float& value : teacher_in) value = uniform(random) * 1.5f;
-  for (float& value : teacher_out) value = uniform(random);
-  t.resize(kSamples);
-  for (int64_t n = 0; n < kSamples; ++n) {
-    float target = 0;
-    for (int j = 0; j < 4; ++j) {
-      float sum = 0;
-      for (int64_t i = 0; i < kInputs; ++i) {
-        sum += x[n * kInputs + i] * teacher_in[i * 4 + j];
-      }
-      target += std::tanh(sum) * teacher_out[j];
-    }
-    t[n] = target;
-  }
-}
-
-// Initial parameters, scaled by 1/sqrt(fan-in).
-std::vector<std::vector<float>> InitialParameters() {
-  std::mt19937 random(42);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<std::vector<float>> parameters = {
-      std::vector<float>(kInputs * kHidden), std::vector<float>(kHidden, 0.0f),
-      std::vector<float>(kHidden), std::vector<float>(1, 0.0f)};
-  for (float& value : parameters[0]) {
-    value = normal(random) / std::sqrt(float{kInputs});
-  }
-  for (float& value : parameters[2]) {
-    value = normal(random) / std::sqrt(float{kHidden});
-  }
-  return parameters;
 }
 
 // Whether the plugin compiles at all (the identity program).
