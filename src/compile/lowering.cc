@@ -96,6 +96,15 @@ SlotId Lowering::AddSlot(exec::Slot slot) {
   slot_frame_.push_back(temp && !frames_.empty() ? frames_.back().id : -1);
   first_def_.push_back(-1);
   last_use_.push_back(-1);
+  alias_root_.push_back(id);
+  return id;
+}
+
+SlotId Lowering::NewAlias(SlotId base, ArrayShape shape) {
+  exec::Slot alias = plan_.slots()[base];
+  alias.shape = std::move(shape);
+  SlotId id = AddSlot(std::move(alias));
+  alias_root_[id] = alias_root_[base];
   return id;
 }
 
@@ -289,7 +298,8 @@ StatusOr<SlotId> Lowering::NewResult(
 // --------------------------------------------------------------------
 
 void Lowering::NoteUse(SlotId id, int64_t index) {
-  if (slot(id).kind != exec::SlotKind::kTemp) return;
+  id = alias_root_[id];
+  if (plan_.slots()[id].kind != exec::SlotKind::kTemp) return;
   last_use_[id] = std::max(last_use_[id], index);
   if (!frames_.empty() && slot_frame_[id] != frames_.back().id) {
     frames_.back().captures.insert(id);
@@ -349,8 +359,9 @@ void Lowering::Emit(const ir::Operation& op,
   int64_t index = counter_++;
   for (SlotId id : step.inputs) NoteUse(id, index);
   for (SlotId id : step.outputs) {
-    if (first_def_[id] < 0) first_def_[id] = index;
-    NoteUse(id, index);
+    SlotId root = alias_root_[id];
+    if (first_def_[root] < 0) first_def_[root] = index;
+    NoteUse(root, index);
   }
   frames_.back().region->steps.push_back(std::move(step));
 }
@@ -435,10 +446,11 @@ StatusOr<std::unique_ptr<exec::Region>> Lowering::LowerRegion(
       return leaves.status();
     }
     for (SlotId id : *leaves) {
-      bool own = slot(id).kind == exec::SlotKind::kTemp &&
-                 slot_frame_[id] == frames_.back().id &&
-                 std::find(lowered->params.begin(), lowered->params.end(),
-                           id) == lowered->params.end();
+      bool own =
+          alias_root_[id] == id && slot(id).kind == exec::SlotKind::kTemp &&
+          slot_frame_[id] == frames_.back().id &&
+          std::find(lowered->params.begin(), lowered->params.end(), id) ==
+              lowered->params.end();
       if (dedicated_results && (!own || seen.count(id))) {
         SlotId copy = slot(id).is_token ? NewToken() : NewTemp(slot(id).shape);
         EmitCopy(terminator, id, copy);
@@ -733,12 +745,16 @@ Status Lowering::LowerEntry(const ir::Operation& func,
     const exec::Slot& s = slot(id);
     plan_.mutable_outputs().push_back({s.shape, s.is_token});
     if (aliases[k] < 0 && s.kind == exec::SlotKind::kTemp &&
-        slot_frame_[id] == frames_.back().id && first_def_[id] >= 0 &&
-        !claimed.count(id)) {
+        alias_root_[id] == id && slot_frame_[id] == frames_.back().id &&
+        first_def_[id] >= 0 && !claimed.count(id)) {
       claimed.insert(id);
-      exec::Slot& mutable_slot = plan_.mutable_slots()[id];
-      mutable_slot.kind = exec::SlotKind::kOutput;
-      mutable_slot.index = static_cast<int32_t>(k);
+      // The slot and every alias of it now live in the output buffer.
+      for (size_t other = 0; other < plan_.slots().size(); ++other) {
+        if (alias_root_[other] != id) continue;
+        exec::Slot& mutable_slot = plan_.mutable_slots()[other];
+        mutable_slot.kind = exec::SlotKind::kOutput;
+        mutable_slot.index = static_cast<int32_t>(k);
+      }
       continue;
     }
     exec::Slot out;
@@ -766,7 +782,7 @@ Status Lowering::LowerEntry(const ir::Operation& func,
   // The main region's results are the output slots, by output index.
   for (size_t id = 0; id < plan_.slots().size(); ++id) {
     const exec::Slot& s = plan_.slots()[id];
-    if (s.kind == exec::SlotKind::kOutput) {
+    if (s.kind == exec::SlotKind::kOutput && alias_root_[id] == id) {
       main.results[s.index] = static_cast<SlotId>(id);
     }
   }
@@ -788,6 +804,13 @@ Status Lowering::Finish() {
   BufferPlan buffers = PlanBuffers(requests, exec::kBufferAlignment);
   for (size_t i = 0; i < ids.size(); ++i) {
     plan_.mutable_slots()[ids[i]].offset = buffers.offsets[i];
+  }
+  for (size_t id = 0; id < plan_.slots().size(); ++id) {
+    SlotId root = alias_root_[id];
+    if (root != static_cast<SlotId>(id) &&
+        plan_.slots()[id].kind == exec::SlotKind::kTemp) {
+      plan_.mutable_slots()[id].offset = plan_.slots()[root].offset;
+    }
   }
   plan_.set_arena_bytes(buffers.total_bytes);
   plan_.set_num_steps(counter_);

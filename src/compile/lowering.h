@@ -81,6 +81,9 @@ class Lowering {
   // A fresh scratch slot in the current region.
   SlotId NewTemp(ArrayShape shape);
   SlotId NewToken();
+  // A slot with another shape over the same memory as `base` (same element
+  // count and bytes): reshape without a copy.
+  SlotId NewAlias(SlotId base, ArrayShape shape);
   // A constant slot holding `data` (row-major, StorageBytes per element).
   StatusOr<SlotId> NewConstant(ArrayShape shape, std::string_view data);
   // A constant holding one value repeated; `value` is StorageBytes long.
@@ -172,6 +175,7 @@ class Lowering {
   std::vector<int> slot_frame_;     // frame id defining each slot; -1 global
   std::vector<int64_t> first_def_;  // per slot
   std::vector<int64_t> last_use_;   // per slot
+  std::vector<SlotId> alias_root_;  // per slot: the slot owning its memory
   int64_t counter_ = 0;
   // Index of the first step of the op being lowered.
   int64_t op_start_ = 0;

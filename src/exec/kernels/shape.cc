@@ -1,0 +1,276 @@
+#include "exec/kernels/shape.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "exec/executor.h"
+#include "exec/kernels/element.h"
+
+namespace kiln::exec {
+namespace {
+
+template <size_t kBytes>
+void CopyRow(const std::byte* source, int64_t source_stride, std::byte* target,
+             int64_t target_stride, int64_t count) {
+  if (source_stride == 1 && target_stride == 1) {
+    std::memcpy(target, source, count * kBytes);
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    std::memcpy(target + i * target_stride * static_cast<int64_t>(kBytes),
+                source + i * source_stride * static_cast<int64_t>(kBytes),
+                kBytes);
+  }
+}
+
+using RowFn = void (*)(const std::byte*, int64_t, std::byte*, int64_t, int64_t);
+
+RowFn RowCopier(int64_t element_bytes) {
+  switch (element_bytes) {
+    case 1:
+      return CopyRow<1>;
+    case 2:
+      return CopyRow<2>;
+    case 4:
+      return CopyRow<4>;
+    case 8:
+      return CopyRow<8>;
+    case 16:
+      return CopyRow<16>;
+    default:
+      return nullptr;
+  }
+}
+
+int64_t ReadIndex(ElementType type, const std::byte* data) {
+  return LoadInt(type, data, 0);
+}
+
+}  // namespace
+
+int64_t StridedCopy::num_elements() const { return NumElements(dims); }
+
+void StridedCopy::Simplify() {
+  std::vector<int64_t> d, s, t;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 1) continue;
+    if (!d.empty() && s.back() == source_strides[i] * dims[i] &&
+        t.back() == target_strides[i] * dims[i]) {
+      // Dimension i continues the previous one in both layouts.
+      d.back() *= dims[i];
+      s.back() = source_strides[i];
+      t.back() = target_strides[i];
+      continue;
+    }
+    d.push_back(dims[i]);
+    s.push_back(source_strides[i]);
+    t.push_back(target_strides[i]);
+  }
+  if (NumElements(dims) == 0) {
+    d = {0};
+    s = {1};
+    t = {1};
+  }
+  dims = std::move(d);
+  source_strides = std::move(s);
+  target_strides = std::move(t);
+}
+
+void StridedCopy::Run(const std::byte* source, std::byte* target,
+                      int64_t element_bytes) const {
+  if (num_elements() == 0) return;
+  RowFn row = RowCopier(element_bytes);
+  const std::byte* src = source + source_offset * element_bytes;
+  std::byte* dst = target + target_offset * element_bytes;
+  if (dims.empty()) {
+    std::memcpy(dst, src, element_bytes);
+    return;
+  }
+  int64_t rank = static_cast<int64_t>(dims.size());
+  int64_t inner = dims[rank - 1];
+  int64_t inner_source = source_strides[rank - 1];
+  int64_t inner_target = target_strides[rank - 1];
+  std::vector<int64_t> index(rank - 1, 0);
+  int64_t source_pos = 0, target_pos = 0;
+  while (true) {
+    row(src + source_pos * element_bytes, inner_source,
+        dst + target_pos * element_bytes, inner_target, inner);
+    int64_t d = rank - 2;
+    for (; d >= 0; --d) {
+      if (++index[d] < dims[d]) {
+        source_pos += source_strides[d];
+        target_pos += target_strides[d];
+        break;
+      }
+      index[d] = 0;
+      source_pos -= source_strides[d] * (dims[d] - 1);
+      target_pos -= target_strides[d] * (dims[d] - 1);
+    }
+    if (d < 0) return;
+  }
+}
+
+namespace {
+
+class StridedCopyKernel : public Kernel {
+ public:
+  StridedCopyKernel(StridedCopy copy, int64_t element_bytes)
+      : copy_(std::move(copy)), element_bytes_(element_bytes) {}
+  Status Run(RunContext& ctx, const Step& step) const override {
+    copy_.Run(ctx.slot(step.inputs[0]), ctx.slot(step.outputs[0]),
+              element_bytes_);
+    return OkStatus();
+  }
+
+ private:
+  StridedCopy copy_;
+  int64_t element_bytes_;
+};
+
+void Fill(std::byte* target, const std::byte* value, int64_t count,
+          int64_t element_bytes) {
+  if (count == 0) return;
+  std::memcpy(target, value, element_bytes);
+  // Doubling copies.
+  int64_t filled = 1;
+  while (filled < count) {
+    int64_t chunk = std::min(filled, count - filled);
+    std::memcpy(target + filled * element_bytes, target, chunk * element_bytes);
+    filled += chunk;
+  }
+}
+
+class PadKernel : public Kernel {
+ public:
+  PadKernel(StridedCopy copy, int64_t count, int64_t element_bytes)
+      : copy_(std::move(copy)), count_(count), element_bytes_(element_bytes) {}
+  Status Run(RunContext& ctx, const Step& step) const override {
+    std::byte* out = ctx.slot(step.outputs[0]);
+    Fill(out, ctx.slot(step.inputs[1]), count_, element_bytes_);
+    copy_.Run(ctx.slot(step.inputs[0]), out, element_bytes_);
+    return OkStatus();
+  }
+
+ private:
+  StridedCopy copy_;
+  int64_t count_;
+  int64_t element_bytes_;
+};
+
+class ConcatenateKernel : public Kernel {
+ public:
+  ConcatenateKernel(std::vector<StridedCopy> copies, int64_t element_bytes)
+      : copies_(std::move(copies)), element_bytes_(element_bytes) {}
+  Status Run(RunContext& ctx, const Step& step) const override {
+    std::byte* out = ctx.slot(step.outputs[0]);
+    for (size_t i = 0; i < copies_.size(); ++i) {
+      copies_[i].Run(ctx.slot(step.inputs[i]), out, element_bytes_);
+    }
+    return OkStatus();
+  }
+
+ private:
+  std::vector<StridedCopy> copies_;
+  int64_t element_bytes_;
+};
+
+class DynamicSliceKernel : public Kernel {
+ public:
+  DynamicSliceKernel(ArrayShape operand, std::vector<int64_t> sizes,
+                     ElementType index_type)
+      : operand_(std::move(operand)),
+        sizes_(std::move(sizes)),
+        index_type_(index_type),
+        strides_(operand_.Strides()) {}
+  Status Run(RunContext& ctx, const Step& step) const override {
+    StridedCopy copy;
+    copy.dims = sizes_;
+    copy.source_strides = strides_;
+    copy.target_strides = RowMajorStrides(sizes_);
+    for (int64_t d = 0; d < operand_.rank(); ++d) {
+      // Start indices are clamped to [0, dim - size] (spec: dynamic_slice).
+      int64_t start = ReadIndex(index_type_, ctx.slot(step.inputs[1 + d]));
+      start = std::clamp<int64_t>(start, 0, operand_.dims[d] - sizes_[d]);
+      copy.source_offset += start * strides_[d];
+    }
+    copy.Run(ctx.slot(step.inputs[0]), ctx.slot(step.outputs[0]),
+             operand_.element_bytes());
+    return OkStatus();
+  }
+
+ private:
+  ArrayShape operand_;
+  std::vector<int64_t> sizes_;
+  ElementType index_type_;
+  std::vector<int64_t> strides_;
+};
+
+class DynamicUpdateSliceKernel : public Kernel {
+ public:
+  DynamicUpdateSliceKernel(ArrayShape operand, std::vector<int64_t> update_dims,
+                           ElementType index_type)
+      : operand_(std::move(operand)),
+        update_dims_(std::move(update_dims)),
+        index_type_(index_type),
+        strides_(operand_.Strides()) {}
+  Status Run(RunContext& ctx, const Step& step) const override {
+    std::byte* out = ctx.slot(step.outputs[0]);
+    const std::byte* in = ctx.slot(step.inputs[0]);
+    if (in != out && operand_.byte_size() > 0) {
+      std::memcpy(out, in, operand_.byte_size());
+    }
+    StridedCopy copy;
+    copy.dims = update_dims_;
+    copy.source_strides = RowMajorStrides(update_dims_);
+    copy.target_strides = strides_;
+    for (int64_t d = 0; d < operand_.rank(); ++d) {
+      int64_t start = ReadIndex(index_type_, ctx.slot(step.inputs[2 + d]));
+      start = std::clamp<int64_t>(start, 0, operand_.dims[d] - update_dims_[d]);
+      copy.target_offset += start * strides_[d];
+    }
+    copy.Run(ctx.slot(step.inputs[1]), out, operand_.element_bytes());
+    return OkStatus();
+  }
+
+ private:
+  ArrayShape operand_;
+  std::vector<int64_t> update_dims_;
+  ElementType index_type_;
+  std::vector<int64_t> strides_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> MakeStridedCopyKernel(StridedCopy copy,
+                                              int64_t element_bytes) {
+  copy.Simplify();
+  return std::make_unique<StridedCopyKernel>(std::move(copy), element_bytes);
+}
+
+std::unique_ptr<Kernel> MakePadKernel(StridedCopy copy, int64_t count,
+                                      int64_t element_bytes) {
+  copy.Simplify();
+  return std::make_unique<PadKernel>(std::move(copy), count, element_bytes);
+}
+
+std::unique_ptr<Kernel> MakeConcatenateKernel(std::vector<StridedCopy> copies,
+                                              int64_t element_bytes) {
+  for (StridedCopy& copy : copies) copy.Simplify();
+  return std::make_unique<ConcatenateKernel>(std::move(copies), element_bytes);
+}
+
+std::unique_ptr<Kernel> MakeDynamicSliceKernel(ArrayShape operand,
+                                               std::vector<int64_t> sizes,
+                                               ElementType index_type) {
+  return std::make_unique<DynamicSliceKernel>(std::move(operand),
+                                              std::move(sizes), index_type);
+}
+
+std::unique_ptr<Kernel> MakeDynamicUpdateSliceKernel(
+    ArrayShape operand, std::vector<int64_t> update_dims,
+    ElementType index_type) {
+  return std::make_unique<DynamicUpdateSliceKernel>(
+      std::move(operand), std::move(update_dims), index_type);
+}
+
+}  // namespace kiln::exec
