@@ -206,7 +206,8 @@ std::pair<int64_t, int64_t> StorageRange(ElementType storage) {
 
 }  // namespace
 
-Status CheckQuantizedTypeRules(const Type& type, std::string_view what) {
+Status CheckQuantizedTypeRules(const Type& type, std::string_view what,
+                               bool value_rules) {
   if (!IsTensor(type) || !type.element().is(TypeKind::kQuantized)) {
     return OkStatus();
   }
@@ -245,6 +246,10 @@ Status CheckQuantizedTypeRules(const Type& type, std::string_view what) {
       return fail("scale ", FloatText(scale), " out of expressed type range");
     }
   }
+  if (q.axis.has_value() && *q.axis < 0) {
+    return fail("illegal quantized dimension: ", *q.axis);
+  }
+  if (!value_rules) return OkStatus();
   for (int64_t zero_point : q.zero_points) {
     // (C8)
     if (zero_point < q.storage_min || zero_point > q.storage_max) {
@@ -289,7 +294,7 @@ Status CheckTypeRules(const Type& type, std::string_view what) {
     }
     return OkStatus();
   }
-  return CheckQuantizedTypeRules(type, what);
+  return CheckQuantizedTypeRules(type, what, /*value_rules=*/false);
 }
 
 std::string FloatText(double value) {
@@ -302,11 +307,15 @@ namespace {
 
 Status CheckValueTensor(const Operation& op, std::string_view kind, int i,
                         const Type& type, uint32_t classes) {
-  bool ok =
-      IsTensorOf(type, classes) && CheckQuantizedTypeRules(type, "value").ok();
-  if (ok) return OkStatus();
+  std::string why;
+  if (IsTensorOf(type, classes)) {
+    Status rules = CheckQuantizedTypeRules(type, "it");
+    if (rules.ok()) return OkStatus();
+    why = StrCat(" (", rules.message(), ")");
+  }
   return OpError(op, kind, " #", i, " must be ranked tensor of ",
-                 DescribeClasses(classes), " values, but got ", Quoted(type));
+                 DescribeClasses(classes), " values, but got ", Quoted(type),
+                 why);
 }
 
 }  // namespace

@@ -134,11 +134,17 @@ Status CheckOperand1DTensor(const Operation& op, int i, uint32_t classes,
 Status CheckOperandToken(const Operation& op, int i);
 Status CheckResultToken(const Operation& op, int i);
 
-// The quantized-type rules of the spec ((C1)-(C13) of "Types"), checked for
-// a type wherever it appears.
-Status CheckQuantizedTypeRules(const Type& type, std::string_view what);
-// The rules every type of a value or signature obeys, wherever it appears:
-// the quantized-type rules, recursively through tuples, and no unknown
+// The quantized-type rules of the spec ((C1)-(C13) of "Types"). The rules
+// of the element type alone (storage range, scales, a non-negative
+// dimension) hold wherever a type appears; `value_rules` adds those the
+// StableHLO ops check of their operands and results (zero points within the
+// storage range, a quantization dimension within the rank and sized like
+// the scales).
+Status CheckQuantizedTypeRules(const Type& type, std::string_view what,
+                               bool value_rules = true);
+// The rules every type obeys wherever it appears (block arguments,
+// function signatures, results of any dialect's ops): the element-level
+// quantized rules, recursively through tuples, and no unknown
 // `!stablehlo.*` type.
 Status CheckTypeRules(const Type& type, std::string_view what);
 // "2.000000e-01", as MLIR prints float attributes.

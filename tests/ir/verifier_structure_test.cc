@@ -161,16 +161,36 @@ TEST(VerifierStructureTest, VerifyOperationAcceptsValuesFromOutside) {
   EXPECT_FALSE(VerifyOperation(*abs).ok());
 }
 
-TEST(VerifierStructureTest, RejectsInvalidQuantizedTypesAnywhere) {
-  // zero point 300 is outside the i8 storage range (quantized type C8).
-  Type bad = testing::QT({2}, testing::PerTensor(ElementType::kI8, 1.0, 300));
-  ModuleBuilder b({bad}, {});
-  b.Add("sdy.anything", {b.arg(0)}, {bad});
+TEST(VerifierStructureTest, QuantizedElementRulesHoldAnywhere) {
+  // 1e6 is beyond f16's largest value (quantized type C6), whoever uses it.
+  Type bad_scale = testing::QT(
+      {2}, testing::PerTensor(ElementType::kI8, 1e6, 0, ElementType::kF16));
+  ModuleBuilder b({bad_scale}, {});
+  b.Add("sdy.anything", {b.arg(0)}, {bad_scale});
   b.Return({});
   Status status = b.Verify();
   EXPECT_TRUE(MessageHas(status,
-                         "zero point 300 is outside the storage "
+                         "scale 1.000000e+06 out of expressed type "
                          "range"))
+      << status.message();
+}
+
+TEST(VerifierStructureTest, QuantizedValueRulesHoldForStableHloOperands) {
+  // zero point 300 is outside the i8 storage range (quantized type C8):
+  // StableHLO ops reject such values, other dialects' ops may carry them.
+  Type bad = testing::QT({2}, testing::PerTensor(ElementType::kI8, 1.0, 300));
+  ModuleBuilder other({bad}, {});
+  other.Add("sdy.anything", {other.arg(0)}, {bad});
+  other.Return({});
+  EXPECT_OK(other.Verify());
+
+  ModuleBuilder b({bad}, {});
+  b.Add("stablehlo.add", {b.arg(0), b.arg(0)}, {bad});
+  b.Return({});
+  Status status = b.Verify();
+  EXPECT_TRUE(MessageHas(status,
+                         "test.mlir:2:3: 'stablehlo.add' op operand "
+                         "#0 must be ranked tensor of"))
       << status.message();
 }
 
