@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compile/lowering.h"
+#include "exec/kernels/region_call.h"
 
 namespace kiln::compile {
 
@@ -43,6 +44,17 @@ bool BoolAttr(const ir::Operation& op, std::string_view name);
 
 // An error "OP: element type T is not supported".
 Status UnsupportedType(const ir::Operation& op, ElementType type);
+
+// The combiner a two-operand-per-value body computes, when it is one the
+// kernels know: `(a, b) -> op(a, b)` (either order for commutative ops),
+// `(a, b) -> b` or `(a, b) -> a`; kGeneric otherwise.
+exec::Combiner MatchCombiner(const ir::Region& region);
+
+// Lowers a region whose arguments are scalars of `types` (rank-0 arrays),
+// to be called per element (exec::ScalarRegion).
+StatusOr<std::unique_ptr<exec::Region>> LowerScalarRegion(
+    Lowering& lowering, const ir::Region& region,
+    const std::vector<ElementType>& types);
 
 }  // namespace kiln::compile
 

@@ -1,7 +1,261 @@
+// Lowering of gather, dynamic_gather, torch_index_select and scatter.
+#include <algorithm>
+
 #include "compile/lower_families.h"
+#include "exec/kernels/gather_scatter.h"
 
 namespace kiln::compile {
+namespace {
 
-void RegisterGatherScatterLowerings() {}
+using ir::OpCode;
+
+bool Contains(const std::vector<int64_t>& list, int64_t value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+Status CheckDims(const ir::Operation& op, const std::vector<int64_t>& dims,
+                 int64_t rank, std::string_view what) {
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank) {
+      return InvalidArgumentError(op.Describe(), ": ", what, " ", d,
+                                  " out of range for rank ", rank);
+    }
+  }
+  return OkStatus();
+}
+
+Status EmitGather(Lowering& lowering, const ir::Operation& op,
+                  const ir::GatherDimensionNumbers& dn,
+                  const std::vector<int64_t>& slice_sizes) {
+  ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, 0));
+  ASSIGN_OR_RETURN(SlotId indices, lowering.Operand(op, 1));
+  exec::GatherParams p;
+  p.operand = lowering.shape(operand);
+  p.indices = lowering.shape(indices);
+  p.offset_dims = dn.offset_dims;
+  p.collapsed_slice_dims = dn.collapsed_slice_dims;
+  p.operand_batching_dims = dn.operand_batching_dims;
+  p.start_indices_batching_dims = dn.start_indices_batching_dims;
+  p.start_index_map = dn.start_index_map;
+  p.index_vector_dim = dn.index_vector_dim;
+  p.slice_sizes = slice_sizes;
+  int64_t rank = p.operand.rank();
+  if (static_cast<int64_t>(slice_sizes.size()) != rank ||
+      !ir::IsInteger(p.indices.type)) {
+    return InvalidArgumentError(op.Describe(), ": bad slice_sizes or indices");
+  }
+  RETURN_IF_ERROR(
+      CheckDims(op, p.collapsed_slice_dims, rank, "collapsed_slice_dims"));
+  RETURN_IF_ERROR(
+      CheckDims(op, p.operand_batching_dims, rank, "operand_batching_dims"));
+  RETURN_IF_ERROR(CheckDims(op, p.start_index_map, rank, "start_index_map"));
+  RETURN_IF_ERROR(CheckDims(op, p.start_indices_batching_dims, p.indices.rank(),
+                            "start_indices_batching_dims"));
+  for (int64_t d = 0; d < rank; ++d) {
+    if (slice_sizes[d] < 0 || slice_sizes[d] > p.operand.dims[d]) {
+      return InvalidArgumentError(op.Describe(), ": slice size ",
+                                  slice_sizes[d], " out of range for ",
+                                  p.operand.ToString());
+    }
+  }
+  int64_t vector_size = p.index_vector_dim < p.indices.rank()
+                            ? p.indices.dims[p.index_vector_dim]
+                            : 1;
+  if (vector_size != static_cast<int64_t>(p.start_index_map.size())) {
+    return InvalidArgumentError(
+        op.Describe(), ": index vectors have ", vector_size,
+        " components but start_index_map has ", p.start_index_map.size());
+  }
+  // Result shape: batch dimensions (the indices' dimensions other than
+  // index_vector_dim) with the slice dimensions at offset_dims.
+  std::vector<int64_t> batch, offsets;
+  for (int64_t d = 0; d < p.indices.rank(); ++d) {
+    if (d != p.index_vector_dim) batch.push_back(p.indices.dims[d]);
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!Contains(p.collapsed_slice_dims, d) &&
+        !Contains(p.operand_batching_dims, d)) {
+      offsets.push_back(slice_sizes[d]);
+    }
+  }
+  int64_t out_rank = static_cast<int64_t>(batch.size() + offsets.size());
+  if (offsets.size() != p.offset_dims.size()) {
+    return InvalidArgumentError(
+        op.Describe(), ": offset_dims has ", p.offset_dims.size(),
+        " entries; the slices have ", offsets.size(), " dimensions");
+  }
+  RETURN_IF_ERROR(CheckDims(op, p.offset_dims, out_rank, "offset_dims"));
+  std::vector<int64_t> result_dims(out_rank);
+  size_t next_batch = 0, next_offset = 0;
+  for (int64_t d = 0; d < out_rank; ++d) {
+    result_dims[d] = Contains(p.offset_dims, d) ? offsets[next_offset++]
+                                                : batch[next_batch++];
+  }
+  p.output_dims = result_dims;
+  ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, 0, result_dims));
+  lowering.Emit(op, exec::MakeGatherKernel(std::move(p)), {operand, indices},
+                {out});
+  return OkStatus();
+}
+
+Status LowerGather(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute dn = op.GetAttr("dimension_numbers");
+  if (!dn.is(ir::AttrKind::kGatherDimensionNumbers)) {
+    return InvalidArgumentError(op.Describe(), ": missing dimension_numbers");
+  }
+  std::vector<int64_t> slice_sizes;
+  if (op.is(OpCode::kDynamicGather)) {
+    ASSIGN_OR_RETURN(slice_sizes,
+                     lowering.RequireConstantInts(op, 2, "slice_sizes"));
+  } else {
+    ASSIGN_OR_RETURN(slice_sizes, IntsAttr(op, "slice_sizes"));
+  }
+  return EmitGather(lowering, op, dn.gather(), slice_sizes);
+}
+
+Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute dn_attr = op.GetAttr("scatter_dimension_numbers");
+  if (!dn_attr.is(ir::AttrKind::kScatterDimensionNumbers)) {
+    return InvalidArgumentError(op.Describe(),
+                                ": missing scatter_dimension_numbers");
+  }
+  const ir::ScatterDimensionNumbers& dn = dn_attr.scatter();
+  if (op.num_operands() < 3 || op.num_operands() % 2 != 1 ||
+      op.num_regions() != 1) {
+    return InvalidArgumentError(op.Describe(),
+                                ": expected N operands, indices, "
+                                "N updates and one region");
+  }
+  int n = (op.num_operands() - 1) / 2;
+  exec::ScatterParams p;
+  std::vector<SlotId> inputs;
+  std::vector<ElementType> types;
+  for (int i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, i));
+    p.operands.push_back(lowering.shape(operand));
+    types.push_back(lowering.shape(operand).type);
+    inputs.push_back(operand);
+  }
+  ASSIGN_OR_RETURN(SlotId indices, lowering.Operand(op, n));
+  p.indices = lowering.shape(indices);
+  inputs.push_back(indices);
+  for (int i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(SlotId update, lowering.Operand(op, n + 1 + i));
+    if (i == 0) p.update_dims = lowering.shape(update).dims;
+    if (lowering.shape(update).dims != p.update_dims) {
+      return InvalidArgumentError(op.Describe(),
+                                  ": updates of different shapes");
+    }
+    inputs.push_back(update);
+  }
+  p.update_window_dims = dn.update_window_dims;
+  p.inserted_window_dims = dn.inserted_window_dims;
+  p.input_batching_dims = dn.input_batching_dims;
+  p.scatter_indices_batching_dims = dn.scatter_indices_batching_dims;
+  p.scatter_dims_to_operand_dims = dn.scatter_dims_to_operand_dims;
+  p.index_vector_dim = dn.index_vector_dim;
+  int64_t rank = p.operands[0].rank();
+  RETURN_IF_ERROR(
+      CheckDims(op, p.inserted_window_dims, rank, "inserted_window_dims"));
+  RETURN_IF_ERROR(
+      CheckDims(op, p.input_batching_dims, rank, "input_batching_dims"));
+  RETURN_IF_ERROR(CheckDims(op, p.scatter_dims_to_operand_dims, rank,
+                            "scatter_dims_to_operand_dims"));
+  RETURN_IF_ERROR(CheckDims(op, p.update_window_dims,
+                            static_cast<int64_t>(p.update_dims.size()),
+                            "update_window_dims"));
+  RETURN_IF_ERROR(CheckDims(op, p.scatter_indices_batching_dims,
+                            p.indices.rank(), "scatter_indices_batching_dims"));
+  if (!ir::IsInteger(p.indices.type)) {
+    return InvalidArgumentError(op.Describe(), ": indices must be integers");
+  }
+  int64_t vector_size = p.index_vector_dim < p.indices.rank()
+                            ? p.indices.dims[p.index_vector_dim]
+                            : 1;
+  if (vector_size !=
+      static_cast<int64_t>(p.scatter_dims_to_operand_dims.size())) {
+    return InvalidArgumentError(
+        op.Describe(), ": index vectors have ", vector_size,
+        " components but scatter_dims_to_operand_dims has ",
+        p.scatter_dims_to_operand_dims.size());
+  }
+  for (int64_t d = 0, w = 0; d < rank; ++d) {
+    if (Contains(p.inserted_window_dims, d) ||
+        Contains(p.input_batching_dims, d))
+      continue;
+    if (w < static_cast<int64_t>(p.update_window_dims.size()) &&
+        p.update_dims[p.update_window_dims[w]] > p.operands[0].dims[d]) {
+      return InvalidArgumentError(op.Describe(), ": update window larger than ",
+                                  p.operands[0].ToString());
+    }
+    ++w;
+  }
+  p.combiner = MatchCombiner(op.region(0));
+  std::unique_ptr<exec::Region> body;
+  if (n != 1 || !exec::HasFastCombiner(p.combiner, types[0])) {
+    p.combiner = exec::Combiner::kGeneric;
+    std::vector<ElementType> params = types;
+    params.insert(params.end(), types.begin(), types.end());
+    ASSIGN_OR_RETURN(body, LowerScalarRegion(lowering, op.region(0), params));
+  }
+  std::vector<SlotId> outputs;
+  for (int i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, i, p.operands[i].dims));
+    outputs.push_back(out);
+  }
+  lowering.Emit(op, exec::MakeScatterKernel(std::move(p), std::move(body)),
+                std::move(inputs), std::move(outputs), /*foldable=*/false);
+  return OkStatus();
+}
+
+Status LowerTorchIndexSelect(Lowering& lowering, const ir::Operation& op) {
+  // torch_index_select(operand, index) {dim, batch_dims} as a gather.
+  ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, 0));
+  ASSIGN_OR_RETURN(SlotId index, lowering.Operand(op, 1));
+  ASSIGN_OR_RETURN(int64_t dim, IntAttr(op, "dim"));
+  ASSIGN_OR_RETURN(int64_t batch_dims, IntAttr(op, "batch_dims", 0));
+  ArrayShape in = lowering.shape(operand);
+  ArrayShape idx = lowering.shape(index);
+  if (dim < 0 || dim >= in.rank() || batch_dims < 0 || batch_dims > dim ||
+      batch_dims > idx.rank()) {
+    return InvalidArgumentError(op.Describe(), ": bad dim ", dim,
+                                " or batch_dims ", batch_dims);
+  }
+  ir::GatherDimensionNumbers dn;
+  std::vector<int64_t> slice_sizes = in.dims;
+  slice_sizes[dim] = 1;
+  for (int64_t d = 0; d < batch_dims; ++d) {
+    dn.operand_batching_dims.push_back(d);
+    dn.start_indices_batching_dims.push_back(d);
+    slice_sizes[d] = 1;
+  }
+  dn.collapsed_slice_dims = {dim};
+  dn.start_index_map = {dim};
+  dn.index_vector_dim = idx.rank();
+  // Offsets: operand dims other than batch dims and `dim`, placed after
+  // the index dims in the result (operand dims before `dim` come first).
+  int64_t position = 0;
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    if (d < batch_dims) {
+      ++position;
+      continue;
+    }
+    if (d == dim) {
+      position += idx.rank() - batch_dims;
+      continue;
+    }
+    dn.offset_dims.push_back(position++);
+  }
+  return EmitGather(lowering, op, dn, slice_sizes);
+}
+
+}  // namespace
+
+void RegisterGatherScatterLowerings() {
+  RegisterLowering(OpCode::kGather, LowerGather);
+  RegisterLowering(OpCode::kDynamicGather, LowerGather);
+  RegisterLowering(OpCode::kScatter, LowerScatter);
+  RegisterLowering(OpCode::kTorchIndexSelect, LowerTorchIndexSelect);
+}
 
 }  // namespace kiln::compile

@@ -1,7 +1,164 @@
+// Lowering of reduce and reduce_window.
+#include <algorithm>
+
 #include "compile/lower_families.h"
+#include "exec/kernels/reduce.h"
 
 namespace kiln::compile {
+namespace {
 
-void RegisterReduceLowerings() {}
+using ir::OpCode;
+
+// Inputs (N), inits (N) and the element types, checked.
+struct Variadic {
+  std::vector<SlotId> inputs;
+  std::vector<SlotId> inits;
+  std::vector<ArrayShape> shapes;
+  std::vector<ElementType> types;
+};
+
+StatusOr<Variadic> ReadVariadic(Lowering& lowering, const ir::Operation& op) {
+  if (op.num_operands() % 2 != 0 || op.num_operands() == 0) {
+    return InvalidArgumentError(op.Describe(),
+                                ": expected N inputs and N inits");
+  }
+  int n = op.num_operands() / 2;
+  Variadic v;
+  for (int i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(SlotId input, lowering.Operand(op, i));
+    ASSIGN_OR_RETURN(SlotId init, lowering.Operand(op, n + i));
+    ArrayShape shape = lowering.shape(input);
+    if (i > 0 && shape.dims != v.shapes[0].dims) {
+      return InvalidArgumentError(op.Describe(),
+                                  ": inputs of different shapes");
+    }
+    if (lowering.shape(init).num_elements() != 1 ||
+        lowering.shape(init).type != shape.type) {
+      return InvalidArgumentError(op.Describe(), ": init ", i,
+                                  " must be a scalar of ",
+                                  ir::ElementTypeName(shape.type));
+    }
+    v.inputs.push_back(input);
+    v.inits.push_back(init);
+    v.shapes.push_back(shape);
+    v.types.push_back(shape.type);
+  }
+  return v;
+}
+
+// The body's combiner when the kernel can apply it directly, else the
+// lowered body.
+StatusOr<std::unique_ptr<exec::Region>> LowerBody(Lowering& lowering,
+                                                  const ir::Operation& op,
+                                                  const Variadic& v,
+                                                  exec::Combiner& combiner) {
+  if (op.num_regions() != 1) {
+    return InvalidArgumentError(op.Describe(), ": expected one region");
+  }
+  combiner = MatchCombiner(op.region(0));
+  if (v.inputs.size() == 1 && exec::HasFastCombiner(combiner, v.types[0]) &&
+      combiner != exec::Combiner::kReplace &&
+      combiner != exec::Combiner::kKeep) {
+    return std::unique_ptr<exec::Region>();
+  }
+  combiner = exec::Combiner::kGeneric;
+  std::vector<ElementType> params = v.types;
+  params.insert(params.end(), v.types.begin(), v.types.end());
+  return LowerScalarRegion(lowering, op.region(0), params);
+}
+
+Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(Variadic v, ReadVariadic(lowering, op));
+  ASSIGN_OR_RETURN(std::vector<int64_t> dimensions, IntsAttr(op, "dimensions"));
+  int64_t rank = v.shapes[0].rank();
+  std::vector<int64_t> result_dims;
+  for (int64_t d : dimensions) {
+    if (d < 0 || d >= rank ||
+        std::count(dimensions.begin(), dimensions.end(), d) > 1) {
+      return InvalidArgumentError(op.Describe(), ": bad dimensions [",
+                                  StrJoin(dimensions, ", "), "] for rank ",
+                                  rank);
+    }
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(dimensions.begin(), dimensions.end(), d) ==
+        dimensions.end()) {
+      result_dims.push_back(v.shapes[0].dims[d]);
+    }
+  }
+  exec::ReduceParams p;
+  p.inputs = v.shapes;
+  p.dimensions = dimensions;
+  ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> body,
+                   LowerBody(lowering, op, v, p.combiner));
+  std::vector<SlotId> outputs;
+  for (size_t i = 0; i < v.inputs.size(); ++i) {
+    ASSIGN_OR_RETURN(SlotId out,
+                     lowering.NewResult(op, static_cast<int>(i), result_dims));
+    outputs.push_back(out);
+  }
+  std::vector<SlotId> inputs = v.inputs;
+  inputs.insert(inputs.end(), v.inits.begin(), v.inits.end());
+  lowering.Emit(op, exec::MakeReduceKernel(std::move(p), std::move(body)),
+                std::move(inputs), std::move(outputs), /*foldable=*/false);
+  return OkStatus();
+}
+
+Status LowerReduceWindow(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(Variadic v, ReadVariadic(lowering, op));
+  int64_t rank = v.shapes[0].rank();
+  std::vector<int64_t> ones(rank, 1);
+  exec::ReduceWindowParams p;
+  p.inputs = v.shapes;
+  ASSIGN_OR_RETURN(p.window_dimensions, IntsAttr(op, "window_dimensions"));
+  ASSIGN_OR_RETURN(p.window_strides, IntsAttr(op, "window_strides", ones));
+  ASSIGN_OR_RETURN(p.base_dilations, IntsAttr(op, "base_dilations", ones));
+  ASSIGN_OR_RETURN(p.window_dilations, IntsAttr(op, "window_dilations", ones));
+  ASSIGN_OR_RETURN(std::vector<int64_t> padding,
+                   IntsAttr(op, "padding", std::vector<int64_t>(2 * rank, 0)));
+  if (static_cast<int64_t>(p.window_dimensions.size()) != rank ||
+      static_cast<int64_t>(p.window_strides.size()) != rank ||
+      static_cast<int64_t>(p.base_dilations.size()) != rank ||
+      static_cast<int64_t>(p.window_dilations.size()) != rank ||
+      static_cast<int64_t>(padding.size()) != 2 * rank) {
+    return InvalidArgumentError(op.Describe(),
+                                ": window attributes do not match rank ", rank);
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    if (p.window_dimensions[d] <= 0 || p.window_strides[d] <= 0 ||
+        p.base_dilations[d] <= 0 || p.window_dilations[d] <= 0) {
+      return InvalidArgumentError(op.Describe(),
+                                  ": window sizes, strides and "
+                                  "dilations must be positive");
+    }
+    int64_t size = v.shapes[0].dims[d];
+    int64_t padded = (size == 0 ? 0 : (size - 1) * p.base_dilations[d] + 1) +
+                     padding[2 * d] + padding[2 * d + 1];
+    int64_t window = (p.window_dimensions[d] - 1) * p.window_dilations[d] + 1;
+    p.output_dims.push_back(
+        padded < window ? 0 : (padded - window) / p.window_strides[d] + 1);
+    p.padding_low.push_back(padding[2 * d]);
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> body,
+                   LowerBody(lowering, op, v, p.combiner));
+  std::vector<SlotId> outputs;
+  for (size_t i = 0; i < v.inputs.size(); ++i) {
+    ASSIGN_OR_RETURN(
+        SlotId out, lowering.NewResult(op, static_cast<int>(i), p.output_dims));
+    outputs.push_back(out);
+  }
+  std::vector<SlotId> inputs = v.inputs;
+  inputs.insert(inputs.end(), v.inits.begin(), v.inits.end());
+  lowering.Emit(op, exec::MakeReduceWindowKernel(std::move(p), std::move(body)),
+                std::move(inputs), std::move(outputs), /*foldable=*/false);
+  return OkStatus();
+}
+
+}  // namespace
+
+void RegisterReduceLowerings() {
+  RegisterLowering(OpCode::kReduce, LowerReduce);
+  RegisterLowering(OpCode::kReduceWindow, LowerReduceWindow);
+}
 
 }  // namespace kiln::compile

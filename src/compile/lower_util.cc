@@ -69,4 +69,59 @@ Status UnsupportedType(const ir::Operation& op, ElementType type) {
                             ir::ElementTypeName(type), " is not supported");
 }
 
+exec::Combiner MatchCombiner(const ir::Region& region) {
+  using exec::Combiner;
+  if (region.num_blocks() != 1) return Combiner::kGeneric;
+  const ir::Block& block = region.front();
+  if (block.num_arguments() != 2) return Combiner::kGeneric;
+  const auto& ops = block.operations();
+  const ir::Value* a = block.argument(0);
+  const ir::Value* b = block.argument(1);
+  if (ops.size() == 1) {
+    const ir::Operation& ret = *ops[0];
+    if (ret.num_operands() != 1) return Combiner::kGeneric;
+    if (ret.operand(0) == b) return Combiner::kReplace;
+    if (ret.operand(0) == a) return Combiner::kKeep;
+    return Combiner::kGeneric;
+  }
+  if (ops.size() != 2) return Combiner::kGeneric;
+  const ir::Operation& op = *ops[0];
+  const ir::Operation& ret = *ops[1];
+  if (ret.num_operands() != 1 || op.num_results() != 1 ||
+      ret.operand(0) != op.result(0) || op.num_operands() != 2) {
+    return Combiner::kGeneric;
+  }
+  bool in_order = op.operand(0) == a && op.operand(1) == b;
+  bool swapped = op.operand(0) == b && op.operand(1) == a;
+  if (!in_order && !swapped) return Combiner::kGeneric;
+  // The element types must match the arguments (no implicit conversion).
+  if (op.result(0)->type() != a->type()) return Combiner::kGeneric;
+  switch (op.code()) {
+    case ir::OpCode::kAdd:
+      return Combiner::kAdd;
+    case ir::OpCode::kMultiply:
+      return Combiner::kMultiply;
+    case ir::OpCode::kMaximum:
+      return Combiner::kMaximum;
+    case ir::OpCode::kMinimum:
+      return Combiner::kMinimum;
+    case ir::OpCode::kAnd:
+      return Combiner::kAnd;
+    case ir::OpCode::kOr:
+      return Combiner::kOr;
+    case ir::OpCode::kXor:
+      return Combiner::kXor;
+    default:
+      return Combiner::kGeneric;
+  }
+}
+
+StatusOr<std::unique_ptr<exec::Region>> LowerScalarRegion(
+    Lowering& lowering, const ir::Region& region,
+    const std::vector<ElementType>& types) {
+  std::vector<exec::ValueSpec> specs;
+  for (ElementType type : types) specs.push_back({ArrayShape{type, {}}, false});
+  return lowering.LowerRegion(region, specs, /*dedicated_results=*/false);
+}
+
 }  // namespace kiln::compile

@@ -361,6 +361,10 @@ void Lowering::Emit(const ir::Operation& op,
   for (SlotId id : step.outputs) {
     SlotId root = alias_root_[id];
     if (first_def_[root] < 0) first_def_[root] = index;
+    // A step running regions writes its outputs (accumulators, loop state)
+    // before and while its regions run: they live from the op's start.
+    if (regions_in_op_)
+      first_def_[root] = std::min(first_def_[root], op_start_);
     NoteUse(root, index);
   }
   frames_.back().region->steps.push_back(std::move(step));
@@ -394,6 +398,7 @@ StatusOr<std::unique_ptr<exec::Region>> Lowering::LowerRegion(
                               " blocks are not supported");
   }
   const ir::Block& block = region.front();
+  regions_in_op_ = true;
   auto lowered = std::make_unique<exec::Region>();
   frames_.push_back(Frame{lowered.get(), next_frame_id_++, {}});
   // Params and results are written and read by the op that runs the
@@ -480,7 +485,9 @@ Status Lowering::LowerOp(const ir::Operation& op) {
   pending_captures_.clear();
   pending_whole_op_.clear();
   int64_t saved_start = op_start_;
+  bool saved_regions = regions_in_op_;
   op_start_ = counter_;
+  regions_in_op_ = false;
   Status status = LowerOpNoLifetimes(op);
   // Outer values used inside the op's regions, and the regions' params and
   // results, live until the op's last step.
@@ -491,6 +498,7 @@ Status Lowering::LowerOp(const ir::Operation& op) {
   pending_captures_ = std::move(saved_captures);
   pending_whole_op_ = std::move(saved_whole_op);
   op_start_ = saved_start;
+  regions_in_op_ = saved_regions;
   ++counter_;  // keeps the op's end distinct from the next op's steps
   return status;
 }

@@ -179,6 +179,8 @@ class Lowering {
   int64_t counter_ = 0;
   // Index of the first step of the op being lowered.
   int64_t op_start_ = 0;
+  // Whether the op being lowered has lowered a region so far.
+  bool regions_in_op_ = false;
   // Slots to keep alive to the end of the op being lowered: outer values
   // its regions use, and its regions' params and results.
   std::vector<SlotId> pending_captures_;

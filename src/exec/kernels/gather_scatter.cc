@@ -1,0 +1,267 @@
+#include "exec/kernels/gather_scatter.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "exec/kernels/element.h"
+#include "exec/kernels/shape.h"
+
+namespace kiln::exec {
+namespace {
+
+bool Contains(const std::vector<int64_t>& list, int64_t value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+// The "batch" index space of gather/scatter: the dimensions of the indices
+// array other than index_vector_dim.
+struct IndexSpace {
+  std::vector<int64_t> indices_dims;  // which dims of the indices array
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> indices_strides;
+  int64_t vector_stride = 0;  // stride of index_vector_dim (0: implicit)
+  ElementType type = ElementType::kI64;
+
+  IndexSpace(const ArrayShape& indices, int64_t index_vector_dim) {
+    type = indices.type;
+    std::vector<int64_t> strides = indices.Strides();
+    for (int64_t d = 0; d < indices.rank(); ++d) {
+      if (d == index_vector_dim) {
+        vector_stride = strides[d];
+        continue;
+      }
+      indices_dims.push_back(d);
+      sizes.push_back(indices.dims[d]);
+      indices_strides.push_back(strides[d]);
+    }
+  }
+  // Component k of the index vector at batch position `position`.
+  int64_t Read(const std::byte* data, int64_t base, int64_t k) const {
+    return LoadInt(type, data, base + k * vector_stride);
+  }
+};
+
+// Odometer over `sizes`: calls fn(index) for every index, row-major.
+template <typename Fn>
+void ForEachIndex(const std::vector<int64_t>& sizes, Fn&& fn) {
+  if (NumElements(sizes) == 0) return;
+  std::vector<int64_t> index(sizes.size(), 0);
+  while (true) {
+    fn(index);
+    int64_t d = static_cast<int64_t>(sizes.size()) - 1;
+    for (; d >= 0; --d) {
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+class GatherKernel : public Kernel {
+ public:
+  explicit GatherKernel(GatherParams p)
+      : p_(std::move(p)), space_(p_.indices, p_.index_vector_dim) {
+    operand_strides_ = p_.operand.Strides();
+    std::vector<int64_t> out_strides = RowMajorStrides(p_.output_dims);
+    int64_t rank = static_cast<int64_t>(p_.output_dims.size());
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!Contains(p_.offset_dims, d))
+        batch_out_strides_.push_back(out_strides[d]);
+    }
+    // Window: operand dims neither collapsed nor batching, in order, placed
+    // at the output's offset_dims.
+    size_t next = 0;
+    for (int64_t d = 0; d < p_.operand.rank(); ++d) {
+      if (Contains(p_.collapsed_slice_dims, d) ||
+          Contains(p_.operand_batching_dims, d)) {
+        continue;
+      }
+      window_.dims.push_back(p_.slice_sizes[d]);
+      window_.source_strides.push_back(operand_strides_[d]);
+      window_.target_strides.push_back(
+          next < p_.offset_dims.size() ? out_strides[p_.offset_dims[next]] : 0);
+      ++next;
+    }
+    // Positions of the batching dims within the batch space.
+    for (int64_t indices_dim : p_.start_indices_batching_dims) {
+      auto it = std::find(space_.indices_dims.begin(),
+                          space_.indices_dims.end(), indices_dim);
+      batching_positions_.push_back(it - space_.indices_dims.begin());
+    }
+  }
+
+  Status Run(RunContext& ctx, const Step& step) const override {
+    const std::byte* operand = ctx.slot(step.inputs[0]);
+    const std::byte* indices = ctx.slot(step.inputs[1]);
+    std::byte* out = ctx.slot(step.outputs[0]);
+    int64_t element_bytes = p_.operand.element_bytes();
+    StridedCopy copy = window_;
+    ForEachIndex(space_.sizes, [&](const std::vector<int64_t>& batch) {
+      int64_t base = 0, target = 0;
+      for (size_t j = 0; j < batch.size(); ++j) {
+        base += batch[j] * space_.indices_strides[j];
+        target += batch[j] * batch_out_strides_[j];
+      }
+      int64_t source = 0;
+      for (size_t k = 0; k < p_.start_index_map.size(); ++k) {
+        int64_t d = p_.start_index_map[k];
+        int64_t start = space_.Read(indices, base, static_cast<int64_t>(k));
+        start = std::clamp<int64_t>(start, 0,
+                                    p_.operand.dims[d] - p_.slice_sizes[d]);
+        source += start * operand_strides_[d];
+      }
+      for (size_t i = 0; i < p_.operand_batching_dims.size(); ++i) {
+        source += batch[batching_positions_[i]] *
+                  operand_strides_[p_.operand_batching_dims[i]];
+      }
+      copy.source_offset = source;
+      copy.target_offset = target;
+      copy.Run(operand, out, element_bytes);
+    });
+    return OkStatus();
+  }
+
+ private:
+  GatherParams p_;
+  IndexSpace space_;
+  std::vector<int64_t> operand_strides_;
+  std::vector<int64_t> batch_out_strides_;
+  std::vector<int64_t> batching_positions_;
+  StridedCopy window_;
+};
+
+class ScatterKernel : public Kernel {
+ public:
+  ScatterKernel(ScatterParams p, std::unique_ptr<Region> body)
+      : p_(std::move(p)), space_(p_.indices, p_.index_vector_dim) {
+    if (body) body_ = std::make_unique<ScalarRegion>(std::move(body));
+    const ArrayShape& operand = p_.operands[0];
+    operand_strides_ = operand.Strides();
+    std::vector<int64_t> update_strides = RowMajorStrides(p_.update_dims);
+    int64_t rank = static_cast<int64_t>(p_.update_dims.size());
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!Contains(p_.update_window_dims, d)) {
+        scatter_update_strides_.push_back(update_strides[d]);
+      }
+    }
+    window_sizes_.assign(operand.rank(), 1);
+    size_t next = 0;
+    for (int64_t d = 0; d < operand.rank(); ++d) {
+      if (Contains(p_.inserted_window_dims, d) ||
+          Contains(p_.input_batching_dims, d)) {
+        continue;
+      }
+      if (next >= p_.update_window_dims.size()) break;
+      int64_t update_dim = p_.update_window_dims[next++];
+      window_dims_.push_back(p_.update_dims[update_dim]);
+      window_operand_strides_.push_back(operand_strides_[d]);
+      window_update_strides_.push_back(update_strides[update_dim]);
+      window_sizes_[d] = p_.update_dims[update_dim];
+    }
+    for (int64_t indices_dim : p_.scatter_indices_batching_dims) {
+      auto it = std::find(space_.indices_dims.begin(),
+                          space_.indices_dims.end(), indices_dim);
+      batching_positions_.push_back(it - space_.indices_dims.begin());
+    }
+  }
+
+  Status Run(RunContext& ctx, const Step& step) const override {
+    size_t n = p_.operands.size();
+    const std::byte* indices = ctx.slot(step.inputs[n]);
+    std::vector<std::byte*> results(n);
+    std::vector<const std::byte*> updates(n);
+    for (size_t i = 0; i < n; ++i) {
+      results[i] = ctx.slot(step.outputs[i]);
+      const std::byte* operand = ctx.slot(step.inputs[i]);
+      if (operand != results[i] && p_.operands[i].byte_size() > 0) {
+        std::memcpy(results[i], operand, p_.operands[i].byte_size());
+      }
+      updates[i] = ctx.slot(step.inputs[n + 1 + i]);
+    }
+    const ArrayShape& operand = p_.operands[0];
+    std::vector<int64_t> start(operand.rank());
+    std::vector<const std::byte*> args(2 * n);
+    std::vector<std::byte> scratch(n * 16);
+    Status status;
+    ForEachIndex(space_.sizes, [&](const std::vector<int64_t>& batch) {
+      if (!status.ok()) return;
+      int64_t base = 0, update_base = 0;
+      for (size_t j = 0; j < batch.size(); ++j) {
+        base += batch[j] * space_.indices_strides[j];
+        update_base += batch[j] * scatter_update_strides_[j];
+      }
+      std::fill(start.begin(), start.end(), 0);
+      for (size_t k = 0; k < p_.scatter_dims_to_operand_dims.size(); ++k) {
+        start[p_.scatter_dims_to_operand_dims[k]] =
+            space_.Read(indices, base, static_cast<int64_t>(k));
+      }
+      for (size_t i = 0; i < p_.input_batching_dims.size(); ++i) {
+        start[p_.input_batching_dims[i]] = batch[batching_positions_[i]];
+      }
+      int64_t operand_base = 0;
+      for (int64_t d = 0; d < operand.rank(); ++d) {
+        // The whole window must fit; otherwise the update is skipped.
+        if (start[d] < 0 || start[d] > operand.dims[d] - window_sizes_[d])
+          return;
+        operand_base += start[d] * operand_strides_[d];
+      }
+      ForEachIndex(window_dims_, [&](const std::vector<int64_t>& w) {
+        if (!status.ok()) return;
+        int64_t o = operand_base, u = update_base;
+        for (size_t d = 0; d < w.size(); ++d) {
+          o += w[d] * window_operand_strides_[d];
+          u += w[d] * window_update_strides_[d];
+        }
+        if (!body_) {
+          int64_t bytes = operand.element_bytes();
+          ApplyCombiner(p_.combiner, operand.type, results[0] + o * bytes,
+                        updates[0] + u * bytes, 1);
+          return;
+        }
+        for (size_t i = 0; i < n; ++i) {
+          int64_t bytes = p_.operands[i].element_bytes();
+          args[i] = results[i] + o * bytes;
+          args[n + i] = updates[i] + u * bytes;
+        }
+        status = body_->Call(ctx, args.data());
+        if (!status.ok()) return;
+        // Results may alias the arguments: stage them first.
+        for (size_t i = 0; i < n; ++i) {
+          std::memcpy(scratch.data() + 16 * i,
+                      body_->Result(ctx, static_cast<int>(i)),
+                      p_.operands[i].element_bytes());
+        }
+        for (size_t i = 0; i < n; ++i) {
+          int64_t bytes = p_.operands[i].element_bytes();
+          std::memcpy(results[i] + o * bytes, scratch.data() + 16 * i, bytes);
+        }
+      });
+    });
+    return status;
+  }
+
+ private:
+  ScatterParams p_;
+  IndexSpace space_;
+  std::unique_ptr<ScalarRegion> body_;
+  std::vector<int64_t> operand_strides_;
+  std::vector<int64_t> scatter_update_strides_;
+  std::vector<int64_t> window_dims_;
+  std::vector<int64_t> window_operand_strides_;
+  std::vector<int64_t> window_update_strides_;
+  std::vector<int64_t> window_sizes_;
+  std::vector<int64_t> batching_positions_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> MakeGatherKernel(GatherParams params) {
+  return std::make_unique<GatherKernel>(std::move(params));
+}
+
+std::unique_ptr<Kernel> MakeScatterKernel(ScatterParams params,
+                                          std::unique_ptr<Region> body) {
+  return std::make_unique<ScatterKernel>(std::move(params), std::move(body));
+}
+
+}  // namespace kiln::exec

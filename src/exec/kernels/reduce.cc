@@ -1,0 +1,287 @@
+#include "exec/kernels/reduce.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "exec/kernels/element.h"
+#include "exec/kernels/elementwise_ops.h"
+
+namespace kiln::exec {
+namespace {
+
+// Broadcasts the init scalar over a result.
+void FillWith(std::byte* target, const std::byte* value, int64_t count,
+              int64_t element_bytes) {
+  for (int64_t i = 0; i < count; ++i) {
+    std::memcpy(target + i * element_bytes, value, element_bytes);
+  }
+}
+
+// Strides of the result for each input dimension (0 for reduced ones).
+std::vector<int64_t> ResultStridesPerInputDim(
+    const ArrayShape& input, const std::vector<int64_t>& dimensions) {
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < input.rank(); ++d) {
+    if (std::find(dimensions.begin(), dimensions.end(), d) ==
+        dimensions.end()) {
+      kept.push_back(input.dims[d]);
+    }
+  }
+  std::vector<int64_t> kept_strides = RowMajorStrides(kept);
+  std::vector<int64_t> strides(input.rank(), 0);
+  size_t next = 0;
+  for (int64_t d = 0; d < input.rank(); ++d) {
+    if (std::find(dimensions.begin(), dimensions.end(), d) ==
+        dimensions.end()) {
+      strides[d] = kept_strides[next++];
+    }
+  }
+  return strides;
+}
+
+template <typename Op, typename T>
+void ReduceTyped(const T* in, T* out, const std::vector<int64_t>& dims,
+                 const std::vector<int64_t>& out_strides) {
+  int64_t count = NumElements(dims);
+  if (count == 0) return;
+  if (dims.empty()) {
+    out[0] = Op::Apply(out[0], in[0], 0);
+    return;
+  }
+  int64_t rank = static_cast<int64_t>(dims.size());
+  int64_t inner = dims[rank - 1];
+  int64_t inner_stride = out_strides[rank - 1];
+  std::vector<int64_t> index(rank - 1, 0);
+  int64_t out_pos = 0;
+  for (int64_t row = 0; row < count / inner; ++row) {
+    const T* x = in + row * inner;
+    if (inner_stride == 0) {
+      T acc = out[out_pos];
+      for (int64_t i = 0; i < inner; ++i) acc = Op::Apply(acc, x[i], 0);
+      out[out_pos] = acc;
+    } else {
+      T* y = out + out_pos;
+      for (int64_t i = 0; i < inner; ++i) {
+        y[i * inner_stride] = Op::Apply(y[i * inner_stride], x[i], 0);
+      }
+    }
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      if (++index[d] < dims[d]) {
+        out_pos += out_strides[d];
+        break;
+      }
+      index[d] = 0;
+      out_pos -= out_strides[d] * (dims[d] - 1);
+    }
+  }
+}
+
+template <typename T>
+bool ReduceFast(Combiner combiner, const std::byte* in, std::byte* out,
+                const std::vector<int64_t>& dims,
+                const std::vector<int64_t>& out_strides) {
+  auto* x = reinterpret_cast<const T*>(in);
+  auto* y = reinterpret_cast<T*>(out);
+  auto run = [&](auto op) {
+    using Op = decltype(op);
+    if constexpr (requires(T v) { Op::Apply(v, v, 0); }) {
+      ReduceTyped<Op, T>(x, y, dims, out_strides);
+      return true;
+    }
+    return false;
+  };
+  switch (combiner) {
+    case Combiner::kAdd:
+      return run(ops::Add{});
+    case Combiner::kMultiply:
+      return run(ops::Multiply{});
+    case Combiner::kMaximum:
+      return run(ops::Maximum{});
+    case Combiner::kMinimum:
+      return run(ops::Minimum{});
+    case Combiner::kAnd:
+      return run(ops::And{});
+    case Combiner::kOr:
+      return run(ops::Or{});
+    case Combiner::kXor:
+      return run(ops::Xor{});
+    default:
+      return false;
+  }
+}
+
+class ReduceKernel : public Kernel {
+ public:
+  ReduceKernel(ReduceParams p, std::unique_ptr<Region> body)
+      : p_(std::move(p)) {
+    if (body) body_ = std::make_unique<ScalarRegion>(std::move(body));
+    out_strides_ = ResultStridesPerInputDim(p_.inputs[0], p_.dimensions);
+    for (int64_t d = 0; d < p_.inputs[0].rank(); ++d) {
+      if (std::find(p_.dimensions.begin(), p_.dimensions.end(), d) ==
+          p_.dimensions.end()) {
+        out_count_ *= p_.inputs[0].dims[d];
+      }
+    }
+  }
+
+  Status Run(RunContext& ctx, const Step& step) const override {
+    size_t n = p_.inputs.size();
+    for (size_t i = 0; i < n; ++i) {
+      FillWith(ctx.slot(step.outputs[i]), ctx.slot(step.inputs[n + i]),
+               out_count_, p_.inputs[i].element_bytes());
+    }
+    const std::vector<int64_t>& dims = p_.inputs[0].dims;
+    if (!body_) {
+      bool done = false;
+      DispatchNative(p_.inputs[0].type, [&](auto tag) {
+        using T = decltype(tag);
+        done = ReduceFast<T>(p_.combiner, ctx.slot(step.inputs[0]),
+                             ctx.slot(step.outputs[0]), dims, out_strides_);
+      });
+      if (done) return OkStatus();
+      return InternalError("reduce: no fast path for this combiner and type");
+    }
+    // Generic: call the body per input element, in row-major order.
+    std::vector<const std::byte*> args(2 * n);
+    std::vector<std::byte> scratch(16 * n);
+    int64_t count = NumElements(dims);
+    std::vector<int64_t> index(dims.size(), 0);
+    int64_t out_pos = 0;
+    for (int64_t flat = 0; flat < count; ++flat) {
+      for (size_t i = 0; i < n; ++i) {
+        int64_t bytes = p_.inputs[i].element_bytes();
+        args[i] = ctx.slot(step.outputs[i]) + out_pos * bytes;
+        args[n + i] = ctx.slot(step.inputs[i]) + flat * bytes;
+      }
+      RETURN_IF_ERROR(body_->Call(ctx, args.data()));
+      for (size_t i = 0; i < n; ++i) {
+        std::memcpy(scratch.data() + 16 * i,
+                    body_->Result(ctx, static_cast<int>(i)),
+                    p_.inputs[i].element_bytes());
+      }
+      for (size_t i = 0; i < n; ++i) {
+        int64_t bytes = p_.inputs[i].element_bytes();
+        std::memcpy(ctx.slot(step.outputs[i]) + out_pos * bytes,
+                    scratch.data() + 16 * i, bytes);
+      }
+      for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+        if (++index[d] < dims[d]) {
+          out_pos += out_strides_[d];
+          break;
+        }
+        index[d] = 0;
+        out_pos -= out_strides_[d] * (dims[d] - 1);
+      }
+    }
+    return OkStatus();
+  }
+
+ private:
+  ReduceParams p_;
+  std::unique_ptr<ScalarRegion> body_;
+  std::vector<int64_t> out_strides_;
+  int64_t out_count_ = 1;
+};
+
+class ReduceWindowKernel : public Kernel {
+ public:
+  ReduceWindowKernel(ReduceWindowParams p, std::unique_ptr<Region> body)
+      : p_(std::move(p)) {
+    if (body) body_ = std::make_unique<ScalarRegion>(std::move(body));
+    in_strides_ = p_.inputs[0].Strides();
+  }
+
+  Status Run(RunContext& ctx, const Step& step) const override {
+    size_t n = p_.inputs.size();
+    const ArrayShape& input = p_.inputs[0];
+    int64_t rank = input.rank();
+    int64_t out_count = NumElements(p_.output_dims);
+    for (size_t i = 0; i < n; ++i) {
+      FillWith(ctx.slot(step.outputs[i]), ctx.slot(step.inputs[n + i]),
+               out_count, p_.inputs[i].element_bytes());
+    }
+    std::vector<const std::byte*> args(2 * n);
+    std::vector<std::byte> scratch(16 * n);
+    std::vector<int64_t> out_index(rank, 0), window(rank, 0);
+    for (int64_t o = 0; o < out_count; ++o) {
+      // Walk the window of output element o.
+      int64_t window_count = NumElements(p_.window_dimensions);
+      std::fill(window.begin(), window.end(), 0);
+      for (int64_t w = 0; w < window_count; ++w) {
+        int64_t offset = 0;
+        bool inside = true;
+        for (int64_t d = 0; d < rank && inside; ++d) {
+          // Position in the padded, base-dilated input.
+          int64_t position = out_index[d] * p_.window_strides[d] +
+                             window[d] * p_.window_dilations[d] -
+                             p_.padding_low[d];
+          if (position < 0 || position % p_.base_dilations[d] != 0) {
+            inside = false;
+            break;
+          }
+          int64_t source = position / p_.base_dilations[d];
+          if (source >= input.dims[d]) {
+            inside = false;
+            break;
+          }
+          offset += source * in_strides_[d];
+        }
+        if (inside) {
+          if (!body_) {
+            int64_t bytes = input.element_bytes();
+            ApplyCombiner(p_.combiner, input.type,
+                          ctx.slot(step.outputs[0]) + o * bytes,
+                          ctx.slot(step.inputs[0]) + offset * bytes, 1);
+          } else {
+            for (size_t i = 0; i < n; ++i) {
+              int64_t bytes = p_.inputs[i].element_bytes();
+              args[i] = ctx.slot(step.outputs[i]) + o * bytes;
+              args[n + i] = ctx.slot(step.inputs[i]) + offset * bytes;
+            }
+            RETURN_IF_ERROR(body_->Call(ctx, args.data()));
+            for (size_t i = 0; i < n; ++i) {
+              std::memcpy(scratch.data() + 16 * i,
+                          body_->Result(ctx, static_cast<int>(i)),
+                          p_.inputs[i].element_bytes());
+            }
+            for (size_t i = 0; i < n; ++i) {
+              int64_t bytes = p_.inputs[i].element_bytes();
+              std::memcpy(ctx.slot(step.outputs[i]) + o * bytes,
+                          scratch.data() + 16 * i, bytes);
+            }
+          }
+        }
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          if (++window[d] < p_.window_dimensions[d]) break;
+          window[d] = 0;
+        }
+      }
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++out_index[d] < p_.output_dims[d]) break;
+        out_index[d] = 0;
+      }
+      if (ctx.cancelled()) return ctx.CancelledStatus();
+    }
+    return OkStatus();
+  }
+
+ private:
+  ReduceWindowParams p_;
+  std::unique_ptr<ScalarRegion> body_;
+  std::vector<int64_t> in_strides_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> MakeReduceKernel(ReduceParams params,
+                                         std::unique_ptr<Region> body) {
+  return std::make_unique<ReduceKernel>(std::move(params), std::move(body));
+}
+
+std::unique_ptr<Kernel> MakeReduceWindowKernel(ReduceWindowParams params,
+                                               std::unique_ptr<Region> body) {
+  return std::make_unique<ReduceWindowKernel>(std::move(params),
+                                              std::move(body));
+}
+
+}  // namespace kiln::exec

@@ -1,0 +1,46 @@
+// reduce and reduce_window.
+#ifndef KILN_EXEC_KERNELS_REDUCE_H_
+#define KILN_EXEC_KERNELS_REDUCE_H_
+
+#include <memory>
+#include <vector>
+
+#include "exec/kernels/region_call.h"
+#include "exec/plan.h"
+
+namespace kiln::exec {
+
+struct ReduceParams {
+  std::vector<ArrayShape> inputs;   // N inputs of one shape
+  std::vector<int64_t> dimensions;  // reduced dimensions
+  Combiner combiner = Combiner::kGeneric;
+};
+
+// Inputs: N inputs then N init scalars; outputs: N results (the input
+// shape without the reduced dimensions). Each result element starts at
+// the init value and combines the input elements in row-major order, so an
+// empty reduction gives the init value. `body` is null for a fast
+// combiner.
+std::unique_ptr<Kernel> MakeReduceKernel(ReduceParams params,
+                                         std::unique_ptr<Region> body);
+
+struct ReduceWindowParams {
+  std::vector<ArrayShape> inputs;  // N inputs of one shape
+  std::vector<int64_t> output_dims;
+  std::vector<int64_t> window_dimensions;
+  std::vector<int64_t> window_strides;
+  std::vector<int64_t> base_dilations;
+  std::vector<int64_t> window_dilations;
+  std::vector<int64_t> padding_low;  // per dimension
+  Combiner combiner = Combiner::kGeneric;
+};
+
+// Inputs: N inputs then N init scalars; outputs: N results. Window
+// positions that fall in padding or between dilated base elements are
+// skipped (they hold the init value, which the combination starts from).
+std::unique_ptr<Kernel> MakeReduceWindowKernel(ReduceWindowParams params,
+                                               std::unique_ptr<Region> body);
+
+}  // namespace kiln::exec
+
+#endif  // KILN_EXEC_KERNELS_REDUCE_H_

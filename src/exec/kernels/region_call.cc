@@ -1,0 +1,81 @@
+#include "exec/kernels/region_call.h"
+
+#include <cstring>
+
+#include "exec/kernels/elementwise_ops.h"
+
+namespace kiln::exec {
+namespace {
+
+template <typename Op, typename T>
+bool Apply(std::byte* target, const std::byte* value, int64_t count) {
+  if constexpr (requires(T x) { Op::Apply(x, x, 0); }) {
+    auto* t = reinterpret_cast<T*>(target);
+    auto* v = reinterpret_cast<const T*>(value);
+    for (int64_t i = 0; i < count; ++i) t[i] = Op::Apply(t[i], v[i], 0);
+    return true;
+  } else {
+    return false;
+  }
+}
+
+template <typename T>
+bool ApplyTyped(Combiner combiner, std::byte* target, const std::byte* value,
+                int64_t count) {
+  switch (combiner) {
+    case Combiner::kAdd:
+      return Apply<ops::Add, T>(target, value, count);
+    case Combiner::kMultiply:
+      return Apply<ops::Multiply, T>(target, value, count);
+    case Combiner::kMaximum:
+      return Apply<ops::Maximum, T>(target, value, count);
+    case Combiner::kMinimum:
+      return Apply<ops::Minimum, T>(target, value, count);
+    case Combiner::kAnd:
+      return Apply<ops::And, T>(target, value, count);
+    case Combiner::kOr:
+      return Apply<ops::Or, T>(target, value, count);
+    case Combiner::kXor:
+      return Apply<ops::Xor, T>(target, value, count);
+    case Combiner::kReplace:
+      if (count > 0) std::memmove(target, value, count * sizeof(T));
+      return true;
+    case Combiner::kKeep:
+      return true;
+    case Combiner::kGeneric:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool ApplyCombiner(Combiner combiner, ElementType type, std::byte* target,
+                   const std::byte* value, int64_t count) {
+  if (combiner == Combiner::kReplace) {
+    if (count > 0) std::memmove(target, value, count * ir::StorageBytes(type));
+    return true;
+  }
+  if (combiner == Combiner::kKeep) return true;
+  if (ir::BitWidth(type) < 8 && !ir::IsBool(type)) {
+    // Sub-byte integers need wrapping; only moves are exact.
+    if (combiner != Combiner::kReplace && combiner != Combiner::kKeep &&
+        combiner != Combiner::kMaximum && combiner != Combiner::kMinimum) {
+      return false;
+    }
+  }
+  bool handled = false;
+  DispatchNative(type, [&](auto tag) {
+    using T = decltype(tag);
+    handled = ApplyTyped<T>(combiner, target, value, count);
+  });
+  return handled;
+}
+
+bool HasFastCombiner(Combiner combiner, ElementType type) {
+  if (combiner == Combiner::kGeneric) return false;
+  alignas(16) std::byte a[16] = {}, b[16] = {};
+  return ApplyCombiner(combiner, type, a, b, 0);
+}
+
+}  // namespace kiln::exec
