@@ -1,0 +1,53 @@
+# `cmake --install`: the plugin, the client library (static, with the
+# libraries it needs), its headers, the `kiln` command, and a CMake package
+# configuration so that another project can `find_package(Kiln)` and link
+# `Kiln::client`.
+#
+# Layout under the prefix:
+#   lib/libpjrt_kiln.so                      the plugin
+#   lib/kiln/libkiln_client.a ...            the client and its dependencies
+#   include/kiln/*.h                         the client's public headers
+#   include/kiln/pjrt_c_api.h, include/kiln/base/*.h   what they include
+#   lib/cmake/Kiln/KilnConfig*.cmake         the package
+#   bin/kiln                                 the command line
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(KILN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Kiln)
+set(KILN_INSTALL_ARCHIVEDIR ${CMAKE_INSTALL_LIBDIR}/kiln)
+
+if(TARGET pjrt_kiln)
+  install(TARGETS pjrt_kiln LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
+if(TARGET kiln_client)
+  install(TARGETS kiln_client kiln_base kiln_xla_proto
+          ARCHIVE DESTINATION ${KILN_INSTALL_ARCHIVEDIR})
+  install(FILES ${KILN_PROTOBUF_PREFIX}/lib/libprotobuf-lite.a
+          DESTINATION ${KILN_INSTALL_ARCHIVEDIR}
+          RENAME libkiln_protobuf_lite.a)
+  install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/kiln/
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kiln
+          FILES_MATCHING PATTERN "*.h")
+  install(FILES ${CMAKE_SOURCE_DIR}/include/pjrt_c_api.h
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kiln)
+  # The public headers use Kiln's Status and string helpers.
+  install(FILES ${CMAKE_SOURCE_DIR}/src/base/status.h
+                ${CMAKE_SOURCE_DIR}/src/base/strings.h
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kiln/base)
+endif()
+if(TARGET kiln)
+  install(TARGETS kiln RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+configure_package_config_file(
+  ${CMAKE_SOURCE_DIR}/cmake/KilnConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/cmake/KilnConfig.cmake
+  INSTALL_DESTINATION ${KILN_INSTALL_CMAKEDIR}
+  PATH_VARS CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_LIBDIR
+            KILN_INSTALL_ARCHIVEDIR)
+write_basic_package_version_file(
+  ${CMAKE_BINARY_DIR}/cmake/KilnConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/cmake/KilnConfig.cmake
+              ${CMAKE_BINARY_DIR}/cmake/KilnConfigVersion.cmake
+        DESTINATION ${KILN_INSTALL_CMAKEDIR})
