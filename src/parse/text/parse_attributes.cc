@@ -362,8 +362,9 @@ StatusOr<ir::Attribute> Parser::ParseHashAttribute() {
   std::string full(name.text.substr(1));
   auto alias = attribute_aliases_.find(full);
   if (alias != attribute_aliases_.end()) {
+    RETURN_IF_ERROR(AccountAliasDepth(alias->second.depth, name));
     Advance();
-    return alias->second;
+    return alias->second.value;
   }
   if (full == "stablehlo" || full.rfind("stablehlo.", 0) == 0) {
     Advance();

@@ -2,17 +2,27 @@
 // loc(callsite(a at b)), loc(fused<meta>[...]) and `#loc` aliases, which
 // JAX defines after the module that uses them. A location that names an
 // alias not yet defined is kept as a LocExpr and resolved at end of file.
+#include <algorithm>
+
 #include "base/strings.h"
 #include "parse/text/parser_impl.h"
 
 namespace kiln::parse::text {
 namespace {
 
-std::shared_ptr<LocExpr> Resolved(ir::Location loc) {
+std::shared_ptr<LocExpr> Resolved(ir::Location loc, int depth = 1) {
   auto expr = std::make_shared<LocExpr>();
   expr->kind = LocExpr::Kind::kResolved;
   expr->resolved = std::move(loc);
+  expr->depth = depth;
   return expr;
+}
+
+// 1 + the deepest child (unresolved children count 1 until resolved).
+int DepthOver(const std::vector<std::shared_ptr<LocExpr>>& children) {
+  int depth = 0;
+  for (const auto& child : children) depth = std::max(depth, child->depth);
+  return depth + 1;
 }
 
 bool AllResolved(const std::vector<std::shared_ptr<LocExpr>>& children) {
@@ -43,12 +53,32 @@ StatusOr<std::shared_ptr<LocExpr>> Parser::ParseLocationBody() {
     ~Leave() { parser->LeaveNesting(); }
   } leave{this};
   const Token token = tok_;
+  // A compound location, resolved now when its children are; its depth
+  // (with aliases expanded) is bounded like any nesting.
+  auto compound =
+      [&](LocExpr::Kind kind, std::vector<std::shared_ptr<LocExpr>> children,
+          std::string text,
+          ir::Attribute metadata) -> StatusOr<std::shared_ptr<LocExpr>> {
+    auto expr = std::make_shared<LocExpr>();
+    expr->kind = kind;
+    expr->depth = DepthOver(children);
+    if (expr->depth > kMaxNestingDepth) {
+      return ErrorAt(token, StrCat("location nesting deeper than ",
+                                   kMaxNestingDepth, " levels"));
+    }
+    expr->children = std::move(children);
+    expr->text = std::move(text);
+    expr->metadata = std::move(metadata);
+    if (!AllResolved(expr->children)) return expr;
+    ASSIGN_OR_RETURN(ResolvedLocation resolved, ResolveLocation(expr));
+    return Resolved(std::move(resolved.loc), resolved.depth);
+  };
   if (token.is(TokenKind::kHashIdentifier)) {
     Advance();
     std::string name(token.text.substr(1));
     auto it = location_aliases_.find(name);
     if (it != location_aliases_.end() && it->second.state == 2) {
-      return Resolved(it->second.resolved);
+      return Resolved(it->second.resolved, it->second.depth);
     }
     auto expr = std::make_shared<LocExpr>();
     expr->kind = LocExpr::Kind::kAlias;
@@ -63,14 +93,9 @@ StatusOr<std::shared_ptr<LocExpr>> Parser::ParseLocationBody() {
     RETURN_IF_ERROR(ExpectKeyword("at", "in callsite location"));
     ASSIGN_OR_RETURN(std::shared_ptr<LocExpr> caller, ParseLocationBody());
     RETURN_IF_ERROR(Expect(TokenKind::kRightParen, "to end callsite location"));
-    if (AllResolved({callee, caller})) {
-      return Resolved(
-          ir::Location::CallSite(callee->resolved, caller->resolved));
-    }
-    auto expr = std::make_shared<LocExpr>();
-    expr->kind = LocExpr::Kind::kCallSite;
-    expr->children = {std::move(callee), std::move(caller)};
-    return expr;
+    return compound(LocExpr::Kind::kCallSite,
+                    {std::move(callee), std::move(caller)}, "",
+                    ir::Attribute());
   }
   if (ConsumeKeyword("fused")) {
     ir::Attribute metadata;
@@ -88,16 +113,8 @@ StatusOr<std::shared_ptr<LocExpr>> Parser::ParseLocationBody() {
       } while (Consume(TokenKind::kComma));
     }
     RETURN_IF_ERROR(Expect(TokenKind::kRightSquare, "to end fused location"));
-    if (AllResolved(children)) {
-      std::vector<ir::Location> locations;
-      for (const auto& child : children) locations.push_back(child->resolved);
-      return Resolved(ir::Location::Fused(std::move(locations), metadata));
-    }
-    auto expr = std::make_shared<LocExpr>();
-    expr->kind = LocExpr::Kind::kFused;
-    expr->children = std::move(children);
-    expr->metadata = metadata;
-    return expr;
+    return compound(LocExpr::Kind::kFused, std::move(children), "",
+                    std::move(metadata));
   }
   if (token.is(TokenKind::kString)) {
     ASSIGN_OR_RETURN(std::string text, ParseStringLiteral("in location"));
@@ -121,71 +138,76 @@ StatusOr<std::shared_ptr<LocExpr>> Parser::ParseLocationBody() {
     if (Consume(TokenKind::kLeftParen)) {
       ASSIGN_OR_RETURN(std::shared_ptr<LocExpr> child, ParseLocationBody());
       RETURN_IF_ERROR(Expect(TokenKind::kRightParen, "to end name location"));
-      if (child->kind == LocExpr::Kind::kResolved) {
-        return Resolved(ir::Location::Name(std::move(text), child->resolved));
-      }
-      auto expr = std::make_shared<LocExpr>();
-      expr->kind = LocExpr::Kind::kName;
-      expr->text = std::move(text);
-      expr->children = {std::move(child)};
-      return expr;
+      return compound(LocExpr::Kind::kName, {std::move(child)}, std::move(text),
+                      ir::Attribute());
     }
     return Resolved(ir::Location::Name(std::move(text)));
   }
-  return Error(StrCat(
-      "expected location (unknown, \"file\":line:col, \"name\", callsite(...), "
-      "fused[...] or #alias), found ",
-      Describe(token)));
+  return Error(
+      StrCat("expected location (unknown, \"file\":line:col, \"name\", "
+             "callsite(...), fused[...] or #alias), found ",
+             Describe(token)));
 }
 
-StatusOr<ir::Location> Parser::ResolveAlias(const std::string& name,
-                                            const Token& use) {
+StatusOr<Parser::ResolvedLocation> Parser::ResolveAlias(const std::string& name,
+                                                        const Token& use) {
   auto it = location_aliases_.find(name);
   if (it == location_aliases_.end()) {
     return ErrorAt(use, StrCat("undefined location alias #", name));
   }
   LocationAlias& alias = it->second;
-  if (alias.state == 2) return alias.resolved;
+  if (alias.state == 2) return ResolvedLocation{alias.resolved, alias.depth};
   if (alias.state == 1) {
     return ErrorAt(use, StrCat("location alias #", name, " refers to itself"));
   }
   alias.state = 1;
-  // Aliases chain through each other; bound the recursion like any nesting.
+  // Aliases chain through each other: bound the recursion like nesting.
   RETURN_IF_ERROR(EnterNesting());
-  StatusOr<ir::Location> resolved = ResolveLocation(alias.expr);
+  StatusOr<ResolvedLocation> resolved = ResolveLocation(alias.expr);
   LeaveNesting();
   if (!resolved.ok()) return resolved.status();
-  alias.resolved = *resolved;
+  alias.resolved = resolved->loc;
+  alias.depth = resolved->depth;
   alias.state = 2;
-  return alias.resolved;
+  return *resolved;
 }
 
-StatusOr<ir::Location> Parser::ResolveLocation(
+StatusOr<Parser::ResolvedLocation> Parser::ResolveLocation(
     const std::shared_ptr<LocExpr>& expr) {
-  switch (expr->kind) {
-    case LocExpr::Kind::kResolved:
-      return expr->resolved;
-    case LocExpr::Kind::kAlias:
-      return ResolveAlias(expr->text, expr->token);
-    case LocExpr::Kind::kName: {
-      ASSIGN_OR_RETURN(ir::Location child, ResolveLocation(expr->children[0]));
-      return ir::Location::Name(expr->text, std::move(child));
-    }
-    case LocExpr::Kind::kCallSite: {
-      ASSIGN_OR_RETURN(ir::Location callee, ResolveLocation(expr->children[0]));
-      ASSIGN_OR_RETURN(ir::Location caller, ResolveLocation(expr->children[1]));
-      return ir::Location::CallSite(std::move(callee), std::move(caller));
-    }
-    case LocExpr::Kind::kFused: {
-      std::vector<ir::Location> locations;
-      for (const auto& child : expr->children) {
-        ASSIGN_OR_RETURN(ir::Location location, ResolveLocation(child));
-        locations.push_back(std::move(location));
-      }
-      return ir::Location::Fused(std::move(locations), expr->metadata);
-    }
+  if (expr->kind == LocExpr::Kind::kResolved) {
+    return ResolvedLocation{expr->resolved, expr->depth};
   }
-  return ir::Location();
+  if (expr->kind == LocExpr::Kind::kAlias)
+    return ResolveAlias(expr->text, expr->token);
+  std::vector<ir::Location> children;
+  int depth = 0;
+  for (const auto& child : expr->children) {
+    ASSIGN_OR_RETURN(ResolvedLocation resolved, ResolveLocation(child));
+    children.push_back(std::move(resolved.loc));
+    depth = std::max(depth, resolved.depth);
+  }
+  ++depth;
+  if (depth > kMaxNestingDepth) {
+    const Token& where = expr->token.text.empty() ? tok_ : expr->token;
+    return ErrorAt(where,
+                   StrCat("location nesting deeper than ", kMaxNestingDepth,
+                          " levels (through aliases)"));
+  }
+  switch (expr->kind) {
+    case LocExpr::Kind::kName:
+      return ResolvedLocation{
+          ir::Location::Name(expr->text, std::move(children[0])), depth};
+    case LocExpr::Kind::kCallSite:
+      return ResolvedLocation{ir::Location::CallSite(std::move(children[0]),
+                                                     std::move(children[1])),
+                              depth};
+    case LocExpr::Kind::kFused:
+      return ResolvedLocation{
+          ir::Location::Fused(std::move(children), expr->metadata), depth};
+    default:
+      break;
+  }
+  return ResolvedLocation{};
 }
 
 Status Parser::SetOpLocation(ir::Operation& op,
@@ -209,9 +231,9 @@ Status Parser::ApplyArgumentLocation(const ArgumentDef& def, ir::Value& value) {
 
 Status Parser::ResolveDeferredLocations() {
   for (DeferredLocation& deferred : deferred_locations_) {
-    ASSIGN_OR_RETURN(ir::Location loc, ResolveLocation(deferred.expr));
-    if (deferred.op) deferred.op->set_loc(std::move(loc));
-    if (deferred.value) deferred.value->set_loc(std::move(loc));
+    ASSIGN_OR_RETURN(ResolvedLocation resolved, ResolveLocation(deferred.expr));
+    if (deferred.op) deferred.op->set_loc(resolved.loc);
+    if (deferred.value) deferred.value->set_loc(resolved.loc);
   }
   deferred_locations_.clear();
   return OkStatus();

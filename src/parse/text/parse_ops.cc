@@ -514,13 +514,21 @@ Status Parser::ParseAliasDefinition() {
   Advance();
   RETURN_IF_ERROR(Expect(TokenKind::kEqual, "in alias definition"));
   std::string key(name.text.substr(1));
+  // The depth the value reaches, so that uses of the alias count it.
+  int saved_max = max_depth_;
+  max_depth_ = depth_;
+  struct RestoreMax {
+    int& max_depth;
+    int saved;
+    ~RestoreMax() { max_depth = std::max(max_depth, saved); }
+  } restore_max{max_depth_, saved_max};
   if (name.is(TokenKind::kBangIdentifier)) {
     if (type_aliases_.count(key)) {
       return ErrorAt(name,
                      StrCat("redefinition of type alias ", Describe(name)));
     }
     ASSIGN_OR_RETURN(ir::Type type, ParseType());
-    type_aliases_[key] = std::move(type);
+    type_aliases_[key] = {std::move(type), max_depth_ - depth_};
     return OkStatus();
   }
   if (attribute_aliases_.count(key) || location_aliases_.count(key)) {
@@ -532,6 +540,7 @@ Status Parser::ParseAliasDefinition() {
     LocationAlias alias;
     if (expr->kind == LocExpr::Kind::kResolved) {
       alias.resolved = expr->resolved;
+      alias.depth = expr->depth;
       alias.state = 2;
     }
     alias.expr = std::move(expr);
@@ -539,7 +548,7 @@ Status Parser::ParseAliasDefinition() {
     return OkStatus();
   }
   ASSIGN_OR_RETURN(ir::Attribute value, ParseAttribute());
-  attribute_aliases_[key] = std::move(value);
+  attribute_aliases_[key] = {std::move(value), max_depth_ - depth_};
   return OkStatus();
 }
 

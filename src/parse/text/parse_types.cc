@@ -14,7 +14,7 @@ constexpr int64_t kMaxDimension = std::numeric_limits<int64_t>::max();
 
 Token HereToken(const Lexer& lexer) {
   Token token;
-  token.kind = TokenKind::kError;
+  token.kind = TokenKind::kInteger;  // not kError, which names the text
   token.line = lexer.line();
   token.column = lexer.column();
   token.text = lexer.buffer().substr(lexer.offset(), 1);
@@ -82,11 +82,6 @@ StatusOr<ir::Type> Parser::ParseType() {
   if (word == "vector") {
     return Error(
         "vector types are not supported by StableHLO (use tensor<...>)");
-  }
-  if (word.size() > 2 && word.substr(0, 2) == "si" && IsDigit(word[2])) {
-    return Error(
-        StrCat("signed integer type ", Describe(token),
-               " is not supported (StableHLO writes signed integers as iN)"));
   }
   return Error(StrCat("unknown type ", Describe(token)));
 }
@@ -225,7 +220,10 @@ StatusOr<ir::Type> Parser::ParseTensorType(bool memref) {
 StatusOr<ir::Type> Parser::ParseDialectType(const Token& name) {
   std::string_view full = name.text.substr(1);  // without '!'
   auto alias = type_aliases_.find(std::string(full));
-  if (alias != type_aliases_.end()) return alias->second;
+  if (alias != type_aliases_.end()) {
+    RETURN_IF_ERROR(AccountAliasDepth(alias->second.depth, name));
+    return alias->second.value;
+  }
   if (full == "stablehlo.token") return ir::Type::Token();
   if (full == "stablehlo.future") {
     RETURN_IF_ERROR(Expect(TokenKind::kLess, "after '!stablehlo.future'"));

@@ -66,6 +66,17 @@ Status Parser::EnterNesting() {
     return Error(StrCat("nesting deeper than ", kMaxNestingDepth,
                         " levels (regions, attributes, types or locations)"));
   }
+  if (depth_ > max_depth_) max_depth_ = depth_;
+  return OkStatus();
+}
+
+Status Parser::AccountAliasDepth(int alias_depth, const Token& use) {
+  int total = depth_ + alias_depth;
+  if (total > kMaxNestingDepth) {
+    return ErrorAt(use, StrCat("nesting deeper than ", kMaxNestingDepth,
+                               " levels through alias ", Describe(use)));
+  }
+  if (total > max_depth_) max_depth_ = total;
   return OkStatus();
 }
 

@@ -56,6 +56,7 @@ struct LocExpr {
   ir::Location resolved;  // kResolved
   std::string text;       // kAlias: the alias name; kName: the name
   Token token;            // kAlias: where it was used
+  int depth = 1;          // nesting depth of the location it stands for
   std::vector<std::shared_ptr<LocExpr>> children;
   ir::Attribute metadata;  // kFused
 };
@@ -119,6 +120,11 @@ class Parser {
   // Counts one level of nesting; fails past kMaxNestingDepth.
   Status EnterNesting();
   void LeaveNesting() { --depth_; }
+  // An alias expands to a value `alias_depth` levels deep at the current
+  // depth; fails when that goes past kMaxNestingDepth (aliases of aliases
+  // would otherwise build arbitrarily deep values without recursion here,
+  // and the printer and comparisons recurse over them).
+  Status AccountAliasDepth(int alias_depth, const Token& use);
 
   // Literal helpers: integers with an optional leading '-'.
   StatusOr<int64_t> ParseInteger(std::string_view what);
@@ -269,12 +275,23 @@ class Parser {
   struct LocationAlias {
     std::shared_ptr<LocExpr> expr;
     ir::Location resolved;
+    int depth = 1;
     int state = 0;  // 0 unresolved, 1 resolving, 2 resolved
   };
+  struct ResolvedLocation {
+    ir::Location loc;
+    int depth = 1;
+  };
+  template <typename T>
+  struct Alias {
+    T value;
+    int depth = 0;
+  };
 
-  StatusOr<ir::Location> ResolveLocation(const std::shared_ptr<LocExpr>& expr);
-  StatusOr<ir::Location> ResolveAlias(const std::string& name,
-                                      const Token& use);
+  StatusOr<ResolvedLocation> ResolveLocation(
+      const std::shared_ptr<LocExpr>& expr);
+  StatusOr<ResolvedLocation> ResolveAlias(const std::string& name,
+                                          const Token& use);
   const ValueGroup* LookupValue(std::string_view name) const;
   Status ReplaceForwardRef(std::string_view name, int number, ir::Value* value,
                            const Token& token);
@@ -283,11 +300,12 @@ class Parser {
   Token tok_;
   std::string source_name_;
   int depth_ = 0;
+  int max_depth_ = 0;  // the deepest depth_ reached (for alias depths)
   ir::Module* module_ = nullptr;
 
   // Aliases: `#name = attr`, `!name = type`, `#loc = loc(...)`.
-  std::unordered_map<std::string, ir::Attribute> attribute_aliases_;
-  std::unordered_map<std::string, ir::Type> type_aliases_;
+  std::unordered_map<std::string, Alias<ir::Attribute>> attribute_aliases_;
+  std::unordered_map<std::string, Alias<ir::Type>> type_aliases_;
   std::unordered_map<std::string, LocationAlias> location_aliases_;
   std::vector<DeferredLocation> deferred_locations_;
   // Ops a custom form created that take the location of the op being
