@@ -1,7 +1,135 @@
+// Lowering of while, if and case.
 #include "compile/lower_families.h"
+#include "exec/kernels/control_flow.h"
 
 namespace kiln::compile {
+namespace {
 
-void RegisterControlFlowLowerings() {}
+using ir::OpCode;
+
+// Fresh slots for the results of `op`, shaped like `specs` (one per leaf),
+// bound to the op's results in order.
+StatusOr<std::vector<SlotId>> BindResults(
+    Lowering& lowering, const ir::Operation& op,
+    const std::vector<exec::ValueSpec>& specs) {
+  std::vector<SlotId> outputs;
+  size_t next = 0;
+  for (int i = 0; i < op.num_results(); ++i) {
+    // Count the leaves of this result's type.
+    std::vector<ir::Type> stack{op.result(i)->type()};
+    std::vector<SlotId> leaves;
+    while (!stack.empty()) {
+      ir::Type type = stack.back();
+      stack.pop_back();
+      if (type.IsTuple()) {
+        for (auto it = type.elements().rbegin(); it != type.elements().rend();
+             ++it) {
+          stack.push_back(*it);
+        }
+        continue;
+      }
+      if (next >= specs.size()) {
+        return InvalidArgumentError(op.Describe(),
+                                    ": more results than values");
+      }
+      const exec::ValueSpec& spec = specs[next++];
+      leaves.push_back(spec.is_token ? lowering.NewToken()
+                                     : lowering.NewTemp(spec.shape));
+    }
+    outputs.insert(outputs.end(), leaves.begin(), leaves.end());
+    lowering.Bind(op.result(i), std::move(leaves));
+  }
+  if (next != specs.size()) {
+    return InvalidArgumentError(op.Describe(), ": ", specs.size(),
+                                " values for fewer results");
+  }
+  return outputs;
+}
+
+Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
+  if (op.num_regions() != 2) {
+    return InvalidArgumentError(op.Describe(),
+                                ": expected cond and body regions");
+  }
+  std::vector<SlotId> inputs;
+  for (const ir::Value* operand : op.operands()) {
+    ASSIGN_OR_RETURN(std::vector<SlotId> leaves, lowering.Leaves(operand));
+    inputs.insert(inputs.end(), leaves.begin(), leaves.end());
+  }
+  std::vector<exec::ValueSpec> specs = lowering.Specs(inputs);
+  ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> cond,
+                   lowering.LowerRegion(op.region(0), specs, false));
+  ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> body,
+                   lowering.LowerRegion(op.region(1), specs, true));
+  if (cond->results.size() != 1 ||
+      lowering.shape(cond->results[0]).type != ElementType::kI1 ||
+      lowering.shape(cond->results[0]).num_elements() != 1) {
+    return InvalidArgumentError(op.Describe(),
+                                ": cond must return one i1 scalar");
+  }
+  if (cond->params.size() != specs.size() ||
+      body->params.size() != specs.size() ||
+      body->results.size() != specs.size()) {
+    return InvalidArgumentError(op.Describe(),
+                                ": cond/body signatures do not match ",
+                                specs.size(), " loop values");
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (lowering.slot(body->results[i]).byte_size() != specs[i].byte_size()) {
+      return InvalidArgumentError(op.Describe(), ": body result ", i,
+                                  " does not match the loop value's type");
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<SlotId> outputs,
+                   BindResults(lowering, op, specs));
+  lowering.Emit(op, exec::MakeWhileKernel(std::move(cond), std::move(body)),
+                std::move(inputs), std::move(outputs), /*foldable=*/false);
+  return OkStatus();
+}
+
+Status LowerCase(Lowering& lowering, const ir::Operation& op) {
+  bool is_if = op.is(OpCode::kIf);
+  ASSIGN_OR_RETURN(SlotId selector, lowering.Operand(op, 0));
+  if (lowering.shape(selector).num_elements() != 1) {
+    return InvalidArgumentError(op.Describe(),
+                                ": the selector must be a scalar");
+  }
+  if (op.num_regions() == 0 || (is_if && op.num_regions() != 2)) {
+    return InvalidArgumentError(op.Describe(), ": wrong number of branches");
+  }
+  std::vector<std::unique_ptr<exec::Region>> branches;
+  for (int i = 0; i < op.num_regions(); ++i) {
+    ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> branch,
+                     lowering.LowerRegion(op.region(i), {}, false));
+    branches.push_back(std::move(branch));
+  }
+  std::vector<exec::ValueSpec> specs = lowering.Specs(branches[0]->results);
+  for (const auto& branch : branches) {
+    std::vector<exec::ValueSpec> other = lowering.Specs(branch->results);
+    if (other.size() != specs.size()) {
+      return InvalidArgumentError(op.Describe(),
+                                  ": branches return different counts");
+    }
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (other[i].byte_size() != specs[i].byte_size()) {
+        return InvalidArgumentError(op.Describe(),
+                                    ": branches return different types");
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(std::vector<SlotId> outputs,
+                   BindResults(lowering, op, specs));
+  lowering.Emit(op, exec::MakeCaseKernel(std::move(branches), is_if),
+                {selector}, std::move(outputs), /*foldable=*/false);
+  return OkStatus();
+}
+
+}  // namespace
+
+void RegisterControlFlowLowerings() {
+  RegisterLowering(OpCode::kWhile, LowerWhile);
+  RegisterLowering(OpCode::kIf, LowerCase);
+  RegisterLowering(OpCode::kCase, LowerCase);
+}
 
 }  // namespace kiln::compile

@@ -1,7 +1,269 @@
+// Lowering of dot_general, dot and convolution: operands are converted to
+// the result's compute type and transposed into the kernels' canonical
+// layouts.
+#include <algorithm>
+#include <set>
+
 #include "compile/lower_families.h"
+#include "exec/kernels/convolution.h"
+#include "exec/kernels/dot.h"
+#include "exec/kernels/element.h"
 
 namespace kiln::compile {
+namespace {
 
-void RegisterDotLowerings() {}
+using ir::OpCode;
+
+bool Contains(const std::vector<int64_t>& list, int64_t value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+Status CheckDistinctDims(const ir::Operation& op,
+                         const std::vector<int64_t>& dims, int64_t rank,
+                         std::string_view what) {
+  std::set<int64_t> seen;
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank || !seen.insert(d).second) {
+      return InvalidArgumentError(op.Describe(), ": bad ", what, " [",
+                                  StrJoin(dims, ", "), "] for rank ", rank);
+    }
+  }
+  return OkStatus();
+}
+
+Status EmitDotGeneral(Lowering& lowering, const ir::Operation& op, SlotId lhs,
+                      SlotId rhs, const ir::DotDimensionNumbers& dn) {
+  ArrayShape l = lowering.shape(lhs), r = lowering.shape(rhs);
+  RETURN_IF_ERROR(CheckDistinctDims(op, dn.lhs_batching_dimensions, l.rank(),
+                                    "lhs batching dimensions"));
+  RETURN_IF_ERROR(CheckDistinctDims(op, dn.rhs_batching_dimensions, r.rank(),
+                                    "rhs batching dimensions"));
+  RETURN_IF_ERROR(CheckDistinctDims(op, dn.lhs_contracting_dimensions, l.rank(),
+                                    "lhs contracting dimensions"));
+  RETURN_IF_ERROR(CheckDistinctDims(op, dn.rhs_contracting_dimensions, r.rank(),
+                                    "rhs contracting dimensions"));
+  if (dn.lhs_batching_dimensions.size() != dn.rhs_batching_dimensions.size() ||
+      dn.lhs_contracting_dimensions.size() !=
+          dn.rhs_contracting_dimensions.size()) {
+    return InvalidArgumentError(op.Describe(),
+                                ": lhs and rhs dimension lists differ");
+  }
+  std::vector<int64_t> lhs_perm, rhs_perm, result_dims, lhs_free, rhs_free;
+  int64_t batch = 1, m = 1, k = 1, n = 1;
+  for (size_t i = 0; i < dn.lhs_batching_dimensions.size(); ++i) {
+    int64_t size = l.dims[dn.lhs_batching_dimensions[i]];
+    if (size != r.dims[dn.rhs_batching_dimensions[i]]) {
+      return InvalidArgumentError(op.Describe(),
+                                  ": batch dimension sizes differ for ",
+                                  l.ToString(), " and ", r.ToString());
+    }
+    batch *= size;
+    result_dims.push_back(size);
+    lhs_perm.push_back(dn.lhs_batching_dimensions[i]);
+    rhs_perm.push_back(dn.rhs_batching_dimensions[i]);
+  }
+  for (int64_t d = 0; d < l.rank(); ++d) {
+    if (Contains(dn.lhs_batching_dimensions, d) ||
+        Contains(dn.lhs_contracting_dimensions, d)) {
+      continue;
+    }
+    lhs_perm.push_back(d);
+    m *= l.dims[d];
+    result_dims.push_back(l.dims[d]);
+  }
+  for (size_t i = 0; i < dn.lhs_contracting_dimensions.size(); ++i) {
+    int64_t size = l.dims[dn.lhs_contracting_dimensions[i]];
+    if (size != r.dims[dn.rhs_contracting_dimensions[i]]) {
+      return InvalidArgumentError(op.Describe(),
+                                  ": contracting dimension sizes "
+                                  "differ for ",
+                                  l.ToString(), " and ", r.ToString());
+    }
+    k *= size;
+    lhs_perm.push_back(dn.lhs_contracting_dimensions[i]);
+    rhs_perm.push_back(dn.rhs_contracting_dimensions[i]);
+  }
+  for (int64_t d = 0; d < r.rank(); ++d) {
+    if (Contains(dn.rhs_batching_dimensions, d) ||
+        Contains(dn.rhs_contracting_dimensions, d)) {
+      continue;
+    }
+    rhs_perm.push_back(d);
+    n *= r.dims[d];
+    result_dims.push_back(r.dims[d]);
+  }
+  ASSIGN_OR_RETURN(ArrayShape result, lowering.ResultShape(op, 0, result_dims));
+  ElementType compute = exec::ComputeType(result.type);
+  auto kernel = exec::MakeMatmulKernel(compute, batch, m, k, n);
+  if (!kernel) return UnsupportedType(op, result.type);
+  SlotId a = TransposeSlot(lowering, op,
+                           ConvertSlot(lowering, op, lhs, compute), lhs_perm);
+  SlotId b = TransposeSlot(lowering, op,
+                           ConvertSlot(lowering, op, rhs, compute), rhs_perm);
+  SlotId out = lowering.NewTemp(ArrayShape{compute, result_dims});
+  lowering.Emit(op, std::move(kernel), {a, b}, {out});
+  lowering.Bind(op.result(0), ConvertSlot(lowering, op, out, result.type));
+  return OkStatus();
+}
+
+Status LowerDotGeneral(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(SlotId lhs, lowering.Operand(op, 0));
+  ASSIGN_OR_RETURN(SlotId rhs, lowering.Operand(op, 1));
+  ir::Attribute dn = op.GetAttr("dot_dimension_numbers");
+  if (!dn.is(ir::AttrKind::kDotDimensionNumbers)) {
+    return InvalidArgumentError(op.Describe(),
+                                ": missing dot_dimension_numbers");
+  }
+  return EmitDotGeneral(lowering, op, lhs, rhs, dn.dot());
+}
+
+Status LowerDot(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(SlotId lhs, lowering.Operand(op, 0));
+  ASSIGN_OR_RETURN(SlotId rhs, lowering.Operand(op, 1));
+  int64_t lhs_rank = lowering.shape(lhs).rank();
+  if (lhs_rank < 1 || lowering.shape(rhs).rank() < 1) {
+    return InvalidArgumentError(op.Describe(),
+                                ": operands must have rank 1 or 2");
+  }
+  ir::DotDimensionNumbers dn;
+  dn.lhs_contracting_dimensions = {lhs_rank - 1};
+  dn.rhs_contracting_dimensions = {0};
+  return EmitDotGeneral(lowering, op, lhs, rhs, dn);
+}
+
+Status LowerConvolution(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(SlotId input, lowering.Operand(op, 0));
+  ASSIGN_OR_RETURN(SlotId kernel_slot, lowering.Operand(op, 1));
+  ir::Attribute dn_attr = op.GetAttr("dimension_numbers");
+  if (!dn_attr.is(ir::AttrKind::kConvDimensionNumbers)) {
+    return InvalidArgumentError(op.Describe(), ": missing dimension_numbers");
+  }
+  const ir::ConvDimensionNumbers& dn = dn_attr.conv();
+  ArrayShape in = lowering.shape(input), ker = lowering.shape(kernel_slot);
+  int64_t spatial = static_cast<int64_t>(dn.input_spatial_dimensions.size());
+  if (in.rank() != spatial + 2 || ker.rank() != spatial + 2 ||
+      static_cast<int64_t>(dn.kernel_spatial_dimensions.size()) != spatial ||
+      static_cast<int64_t>(dn.output_spatial_dimensions.size()) != spatial) {
+    return InvalidArgumentError(op.Describe(),
+                                ": dimension numbers do not match ",
+                                in.ToString(), " and ", ker.ToString());
+  }
+  std::vector<int64_t> in_perm{dn.input_batch_dimension,
+                               dn.input_feature_dimension};
+  in_perm.insert(in_perm.end(), dn.input_spatial_dimensions.begin(),
+                 dn.input_spatial_dimensions.end());
+  std::vector<int64_t> ker_perm{dn.kernel_output_feature_dimension,
+                                dn.kernel_input_feature_dimension};
+  ker_perm.insert(ker_perm.end(), dn.kernel_spatial_dimensions.begin(),
+                  dn.kernel_spatial_dimensions.end());
+  std::vector<int64_t> out_perm{dn.output_batch_dimension,
+                                dn.output_feature_dimension};
+  out_perm.insert(out_perm.end(), dn.output_spatial_dimensions.begin(),
+                  dn.output_spatial_dimensions.end());
+  RETURN_IF_ERROR(
+      CheckDistinctDims(op, in_perm, in.rank(), "input dimensions"));
+  RETURN_IF_ERROR(
+      CheckDistinctDims(op, ker_perm, ker.rank(), "kernel dimensions"));
+  RETURN_IF_ERROR(
+      CheckDistinctDims(op, out_perm, in.rank(), "output dimensions"));
+
+  std::vector<int64_t> ones(spatial, 1);
+  exec::ConvolutionParams p;
+  ASSIGN_OR_RETURN(p.strides, IntsAttr(op, "window_strides", ones));
+  ASSIGN_OR_RETURN(p.lhs_dilation, IntsAttr(op, "lhs_dilation", ones));
+  ASSIGN_OR_RETURN(p.rhs_dilation, IntsAttr(op, "rhs_dilation", ones));
+  std::vector<int64_t> padding;
+  if (op.is(OpCode::kDynamicConv)) {
+    ASSIGN_OR_RETURN(padding, lowering.RequireConstantInts(op, 2, "padding"));
+  } else {
+    ASSIGN_OR_RETURN(
+        padding, IntsAttr(op, "padding", std::vector<int64_t>(2 * spatial, 0)));
+  }
+  ir::Attribute reversal = op.GetAttr("window_reversal");
+  p.reversal.assign(spatial, false);
+  if (reversal.is(ir::AttrKind::kDenseArray)) {
+    for (int64_t d = 0; d < spatial && d < reversal.dense_array_size(); ++d) {
+      p.reversal[d] = reversal.dense_ints()[d] != 0;
+    }
+  } else if (auto values = reversal.AsIntVector()) {
+    for (int64_t d = 0; d < spatial && d < static_cast<int64_t>(values->size());
+         ++d) {
+      p.reversal[d] = (*values)[d] != 0;
+    }
+  }
+  ASSIGN_OR_RETURN(p.feature_group_count,
+                   IntAttr(op, "feature_group_count", 1));
+  ASSIGN_OR_RETURN(p.batch_group_count, IntAttr(op, "batch_group_count", 1));
+  if (static_cast<int64_t>(p.strides.size()) != spatial ||
+      static_cast<int64_t>(p.lhs_dilation.size()) != spatial ||
+      static_cast<int64_t>(p.rhs_dilation.size()) != spatial ||
+      static_cast<int64_t>(padding.size()) != 2 * spatial ||
+      p.feature_group_count < 1 || p.batch_group_count < 1) {
+    return InvalidArgumentError(op.Describe(),
+                                ": window attributes do not match ", spatial,
+                                " spatial dimensions");
+  }
+  int64_t batch = in.dims[dn.input_batch_dimension];
+  int64_t features = in.dims[dn.input_feature_dimension];
+  int64_t kernel_in = ker.dims[dn.kernel_input_feature_dimension];
+  int64_t kernel_out = ker.dims[dn.kernel_output_feature_dimension];
+  if (batch % p.batch_group_count != 0 ||
+      kernel_out % p.batch_group_count != 0 ||
+      features % p.feature_group_count != 0 ||
+      kernel_out % p.feature_group_count != 0 ||
+      features != kernel_in * p.feature_group_count) {
+    return InvalidArgumentError(op.Describe(),
+                                ": feature/batch groups do not divide ",
+                                in.ToString(), " and ", ker.ToString());
+  }
+  std::vector<int64_t> canonical_out{batch / p.batch_group_count, kernel_out};
+  for (int64_t d = 0; d < spatial; ++d) {
+    if (p.strides[d] <= 0 || p.lhs_dilation[d] <= 0 || p.rhs_dilation[d] <= 0) {
+      return InvalidArgumentError(op.Describe(),
+                                  ": strides and dilations must be positive");
+    }
+    int64_t size = in.dims[dn.input_spatial_dimensions[d]];
+    int64_t padded = (size == 0 ? 0 : (size - 1) * p.lhs_dilation[d] + 1) +
+                     padding[2 * d] + padding[2 * d + 1];
+    int64_t window =
+        (ker.dims[dn.kernel_spatial_dimensions[d]] - 1) * p.rhs_dilation[d] + 1;
+    canonical_out.push_back(
+        padded < window ? 0 : (padded - window) / p.strides[d] + 1);
+    p.padding_low.push_back(padding[2 * d]);
+  }
+  // The result in the program's layout: canonical dim i goes to out_perm[i].
+  std::vector<int64_t> result_dims(in.rank());
+  for (int64_t i = 0; i < in.rank(); ++i)
+    result_dims[out_perm[i]] = canonical_out[i];
+  ASSIGN_OR_RETURN(ArrayShape result, lowering.ResultShape(op, 0, result_dims));
+  p.type = exec::ComputeType(result.type);
+  SlotId a = TransposeSlot(lowering, op,
+                           ConvertSlot(lowering, op, input, p.type), in_perm);
+  SlotId b = TransposeSlot(
+      lowering, op, ConvertSlot(lowering, op, kernel_slot, p.type), ker_perm);
+  p.input_dims = lowering.shape(a).dims;
+  p.kernel_dims = lowering.shape(b).dims;
+  p.output_dims = canonical_out;
+  ElementType compute = p.type;
+  auto kernel = exec::MakeConvolutionKernel(std::move(p));
+  if (!kernel) return UnsupportedType(op, result.type);
+  SlotId out = lowering.NewTemp(ArrayShape{compute, canonical_out});
+  lowering.Emit(op, std::move(kernel), {a, b}, {out});
+  // Back to the program's layout: result dim out_perm[i] is canonical dim i.
+  std::vector<int64_t> inverse(in.rank());
+  for (int64_t i = 0; i < in.rank(); ++i) inverse[out_perm[i]] = i;
+  SlotId permuted = TransposeSlot(lowering, op, out, inverse);
+  lowering.Bind(op.result(0), ConvertSlot(lowering, op, permuted, result.type));
+  return OkStatus();
+}
+
+}  // namespace
+
+void RegisterDotLowerings() {
+  RegisterLowering(OpCode::kDotGeneral, LowerDotGeneral);
+  RegisterLowering(OpCode::kDot, LowerDot);
+  RegisterLowering(OpCode::kConvolution, LowerConvolution);
+  RegisterLowering(OpCode::kDynamicConv, LowerConvolution);
+}
 
 }  // namespace kiln::compile

@@ -31,6 +31,11 @@ void RegisterMiscLowerings();           // lower_misc.cc
 SlotId ConvertSlot(Lowering& lowering, const ir::Operation& op, SlotId slot,
                    ElementType to);
 
+// `slot` with its dimensions permuted (result dim i = operand dim
+// permutation[i]); the slot itself when the permutation is the identity.
+SlotId TransposeSlot(Lowering& lowering, const ir::Operation& op, SlotId slot,
+                     const std::vector<int64_t>& permutation);
+
 // An integer attribute list (dense array, array of integers or dense
 // elements); `fallback` when absent; an error naming the op otherwise.
 StatusOr<std::vector<int64_t>> IntsAttr(

@@ -2,6 +2,7 @@
 #include "compile/lower_families.h"
 
 #include "exec/kernels/convert.h"
+#include "exec/kernels/shape.h"
 
 namespace kiln::compile {
 
@@ -25,6 +26,30 @@ SlotId ConvertSlot(Lowering& lowering, const ir::Operation& op, SlotId slot,
                 exec::MakeConvertKernel(shape.type, to, shape.num_elements()),
                 {slot}, {converted});
   return converted;
+}
+
+SlotId TransposeSlot(Lowering& lowering, const ir::Operation& op, SlotId slot,
+                     const std::vector<int64_t>& permutation) {
+  bool identity = true;
+  for (size_t i = 0; i < permutation.size(); ++i) {
+    identity &= permutation[i] == static_cast<int64_t>(i);
+  }
+  if (identity) return slot;
+  ArrayShape in = lowering.shape(slot);
+  std::vector<int64_t> in_strides = in.Strides();
+  exec::StridedCopy copy;
+  ArrayShape out{in.type, {}};
+  for (int64_t d : permutation) {
+    out.dims.push_back(in.dims[d]);
+    copy.source_strides.push_back(in_strides[d]);
+  }
+  copy.dims = out.dims;
+  copy.target_strides = out.Strides();
+  SlotId result = lowering.NewTemp(out);
+  lowering.Emit(
+      op, exec::MakeStridedCopyKernel(std::move(copy), in.element_bytes()),
+      {slot}, {result});
+  return result;
 }
 
 StatusOr<std::vector<int64_t>> IntsAttr(

@@ -1,0 +1,27 @@
+// while, if and case: kernels that run nested regions of the plan.
+#ifndef KILN_EXEC_KERNELS_CONTROL_FLOW_H_
+#define KILN_EXEC_KERNELS_CONTROL_FLOW_H_
+
+#include <memory>
+#include <vector>
+
+#include "exec/plan.h"
+
+namespace kiln::exec {
+
+// while: inputs are the initial state (one slot per leaf), outputs the final
+// state. The body's results must be slots of the body distinct from its
+// params (the loop copies them back). Checks for cancellation every
+// iteration.
+std::unique_ptr<Kernel> MakeWhileKernel(std::unique_ptr<Region> cond,
+                                        std::unique_ptr<Region> body);
+
+// case (and if, with branches {true, false} chosen by an i1): input 0 is the
+// index (an i32 scalar; out-of-range indices pick the last branch) or the
+// predicate; outputs receive the chosen branch's results.
+std::unique_ptr<Kernel> MakeCaseKernel(
+    std::vector<std::unique_ptr<Region>> branches, bool is_if);
+
+}  // namespace kiln::exec
+
+#endif  // KILN_EXEC_KERNELS_CONTROL_FLOW_H_
