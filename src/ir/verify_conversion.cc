@@ -64,16 +64,12 @@ Status VerifyBitcastConvert(const Operation& op) {
                      last, " != ", large_width, ".");
     }
   }
-  for (int64_t i = 0; i < larger.rank(); ++i) {
-    if (!DimsCompatible(smaller.dim(i), larger.dim(i))) {
-      return OpError(op,
-                     "operand and result shapes must match except for the "
-                     "innermost dimension of the shape with the smaller "
-                     "element type. Got: ",
-                     Quoted(operand), " and ", Quoted(result), ".");
-    }
+  bool shapes_match =
+      small_width != large_width || smaller.rank() == larger.rank();
+  for (int64_t i = 0; shapes_match && i < larger.rank(); ++i) {
+    shapes_match = DimsCompatible(smaller.dim(i), larger.dim(i));
   }
-  if (small_width == large_width && smaller.rank() != larger.rank()) {
+  if (!shapes_match) {
     return OpError(op,
                    "operand and result shapes must match except for the "
                    "innermost dimension of the shape with the smaller "
