@@ -222,6 +222,12 @@ TEST(VerifierElementwiseTest, BitcastConvertWidths) {
                 {T({2, 2}, ElementType::kF64)});
   EXPECT_TRUE(MessageHas(status, "cannot convert between real and complex"))
       << status.message();
+  // Equal widths with different ranks (found by mutating corpus programs;
+  // it used to read past the smaller shape).
+  status = VerifyOne("stablehlo.bitcast_convert", {T({2}, ElementType::kI32)},
+                     {Scalar(ElementType::kF32)});
+  EXPECT_TRUE(MessageHas(status, "operand and result shapes must match"))
+      << status.message();
 }
 
 TEST(VerifierElementwiseTest, ConstantTypeMustMatchItsValue) {
