@@ -209,6 +209,11 @@ class ComputationClient {
 // NOT_FOUND lists every place tried.
 StatusOr<std::string> FindKilnPlugin();
 
+// The plugin library for a platform name, as $PJRT_DEVICE chooses it:
+// "KILN" (any case) is FindKilnPlugin(); any other NAME is the library at
+// $<NAME>_LIBRARY_PATH, else $PJRT_LIBRARY_PATH.
+StatusOr<std::string> FindPluginForPlatform(std::string_view platform);
+
 // Splits "KILN:3" into ("KILN", 3); INVALID_ARGUMENT for anything else.
 StatusOr<std::pair<std::string, int>> ParseDeviceName(std::string_view name);
 

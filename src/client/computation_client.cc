@@ -67,6 +67,20 @@ StatusOr<std::string> FindKilnPlugin() {
                        StrJoin(candidates, ", "));
 }
 
+StatusOr<std::string> FindPluginForPlatform(std::string_view platform) {
+  std::string name = ToUpper(platform);
+  if (name == "KILN") return FindKilnPlugin();
+  std::string own_variable = StrCat(name, "_LIBRARY_PATH");
+  std::string path = GetEnv(own_variable.c_str());
+  if (path.empty()) path = GetEnv("PJRT_LIBRARY_PATH");
+  if (path.empty()) {
+    return FailedPreconditionError("no PJRT plugin for platform ", platform,
+                                   ": set $", own_variable,
+                                   " or $PJRT_LIBRARY_PATH to its library");
+  }
+  return path;
+}
+
 StatusOr<std::pair<std::string, int>> ParseDeviceName(std::string_view name) {
   size_t colon = name.rfind(':');
   if (colon == std::string_view::npos || colon == 0) {
@@ -94,22 +108,13 @@ StatusOr<ComputationClient*> ComputationClient::Create() {
     return FailedPreconditionError(
         "ComputationClient can only be initialized once.");
   }
-  std::string name = ToUpper(device_type);
   PjrtComputationClientOptions options;
-  if (name == "KILN") {
-    ASSIGN_OR_RETURN(options.plugin_path, FindKilnPlugin());
-  } else {
-    std::string own_variable = StrCat(name, "_LIBRARY_PATH");
-    options.plugin_path = GetEnv(own_variable.c_str());
-    if (options.plugin_path.empty()) {
-      options.plugin_path = GetEnv("PJRT_LIBRARY_PATH");
-    }
-    if (options.plugin_path.empty()) {
-      return FailedPreconditionError(
-          "$PJRT_DEVICE is ", device_type, ": set $", own_variable,
-          " or $PJRT_LIBRARY_PATH to the PJRT plugin library of ", name);
-    }
+  auto plugin_path = FindPluginForPlatform(device_type);
+  if (!plugin_path.ok()) {
+    return plugin_path.status().WithContext(
+        StrCat("$PJRT_DEVICE is ", device_type));
   }
+  options.plugin_path = std::move(*plugin_path);
   options.persistent_cache_path = GetEnv("KILN_PERSISTENT_CACHE_PATH");
   ASSIGN_OR_RETURN(std::unique_ptr<PjrtComputationClient> client,
                    PjrtComputationClient::Create(std::move(options)));

@@ -9,6 +9,7 @@
 #include "kiln/pjrt.h"
 #include "kiln/plugin.h"
 #include "tools/kiln/command.h"
+#include "tools/kiln/plugin_choice.h"
 
 namespace kiln::cli {
 namespace {
@@ -18,14 +19,6 @@ using client::Device;
 using client::Memory;
 using client::NamedValue;
 using client::Plugin;
-
-// The plugin to load: --plugin, else $PJRT_LIBRARY_PATH, else Kiln's own.
-StatusOr<std::string> ChoosePlugin(Arguments& args) {
-  if (auto path = args.TakeFlag("plugin")) return *path;
-  std::string from_env = GetEnv("PJRT_LIBRARY_PATH");
-  if (!from_env.empty()) return from_env;
-  return client::FindKilnPlugin();
-}
 
 std::string Quoted(const std::string& text) {
   return StrCat("\"", EscapeForMessage(text, 200), "\"");
@@ -62,7 +55,7 @@ void PrintDevice(const Device& device) {
 }
 
 int RunInfo(Arguments& args) {
-  auto plugin_path = ChoosePlugin(args);
+  auto plugin_path = ChoosePlugin(args.TakeFlag("plugin"), std::nullopt);
   std::optional<std::string> devices_flag = args.TakeFlag("devices");
   if (!args.RejectUnknownFlags("info")) return 2;
   if (!args.rest().empty()) {

@@ -1,7 +1,8 @@
 // `kiln run FILE [--inputs a.npy ...] [--outputs DIR]`: runs a program's
 // entry function (@main) on Kiln's compiler and executor, with NumPy
 // inputs or random ones, and writes the results as .npy files or prints
-// them.
+// them. With --plugin PATH or --device NAME it runs through a PJRT plugin
+// and Kiln's client instead (run_through_client.cc).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "tools/check/inputs.h"
 #include "tools/kiln/command.h"
 #include "tools/kiln/npy.h"
+#include "tools/kiln/run_through_client.h"
 
 namespace kiln::cli {
 namespace {
@@ -69,6 +71,9 @@ int RunRun(Arguments& args) {
   std::optional<std::string> entry = args.TakeFlag("entry");
   int64_t seed = ParseInt64(args.TakeFlag("seed").value_or("1")).value_or(1);
   bool with_checks = args.TakeSwitch("checks");
+  std::optional<std::string> plugin = args.TakeFlag("plugin");
+  std::optional<std::string> device = args.TakeFlag("device");
+  bool print_metrics = args.TakeSwitch("metrics");
   if (!args.RejectUnknownFlags("run")) return 2;
   // `--inputs a.npy b.npy` leaves b.npy among the positional arguments.
   std::vector<std::string> rest = args.rest();
@@ -110,6 +115,10 @@ int RunRun(Arguments& args) {
       return 1;
     }
     arrays.push_back(std::move(array).value());
+  }
+  if (plugin || device) {
+    return RunThroughClient({path, *text, std::move(arrays), plugin, device,
+                             outputs_dir, print_metrics});
   }
   const ir::Operation* func = options.entry.empty()
                                   ? (*module)->EntryFunction()
@@ -192,7 +201,8 @@ int RunRun(Arguments& args) {
 
 KILN_REGISTER_COMMAND(run, "run",
                       "run FILE [--inputs a.npy ...] [--outputs DIR] "
-                      "[--entry NAME] [--seed N] [--checks]",
+                      "[--entry NAME] [--seed N] [--checks] "
+                      "[--plugin PATH|--device NAME [--metrics]]",
                       "run a program's entry function with .npy or random "
                       "inputs and print or save the results",
                       RunRun);
