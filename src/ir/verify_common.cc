@@ -294,6 +294,19 @@ Status CheckTypeRules(const Type& type, std::string_view what) {
     }
     return OkStatus();
   }
+  if (IsTensor(type) || type.is(TypeKind::kMemRef)) {
+    // Every later layer counts elements in int64; a shape whose known sizes
+    // multiply past that is refused here, once.
+    std::vector<int64_t> known;
+    for (int64_t dim : type.shape()) {
+      if (dim != kDynamic) known.push_back(dim);
+    }
+    if (!StaticElementCount(known)) {
+      return InvalidArgumentError(what, ": ", Quoted(type),
+                                  " has negative sizes or more elements than "
+                                  "fit in 64 bits");
+    }
+  }
   return CheckQuantizedTypeRules(type, what, /*value_rules=*/false);
 }
 

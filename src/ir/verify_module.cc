@@ -12,7 +12,7 @@ namespace verifier {
 namespace {
 
 // Deeper nesting than this is refused rather than risking the stack.
-constexpr int kMaxRegionDepth = 2000;
+constexpr int kMaxRegionDepth = 1000;
 
 const VerifierTable& Table() {
   static const VerifierTable* kTable = [] {
