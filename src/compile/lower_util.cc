@@ -15,6 +15,7 @@ void RegisterAllLowerings() {
   RegisterGatherScatterLowerings();
   RegisterControlFlowLowerings();
   RegisterMiscLowerings();
+  RegisterSortLowerings();
 }
 
 SlotId ConvertSlot(Lowering& lowering, const ir::Operation& op, SlotId slot,

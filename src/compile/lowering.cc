@@ -517,7 +517,10 @@ Status Lowering::LowerOpNoLifetimes(const ir::Operation& op) {
       return UnimplementedError(op.Describe(), ": custom_call target \"", name,
                                 "\" is not supported by Kiln");
     }
-  } else if (op.code() == ir::OpCode::kUnknown || op.dialect() == "check") {
+  } else if (op.code() == ir::OpCode::kUnknown ||
+             (op.dialect() != "stablehlo" && op.dialect() != "chlo" &&
+              op.dialect() != "func")) {
+    // Other dialects (check, interpreter, sdy, ...) go through the registry.
     fn = custom_calls_.Find(op.name());
     if (fn == nullptr && op.code() == ir::OpCode::kUnknown) {
       return UnimplementedError(op.Describe(), ": op ", op.name(),
@@ -532,7 +535,8 @@ Status Lowering::LowerOpNoLifetimes(const ir::Operation& op) {
   if (!op.is(ir::OpCode::kUniformQuantize) &&
       !op.is(ir::OpCode::kUniformDequantize) &&
       !op.is(ir::OpCode::kBitcastConvert) && !op.is(ir::OpCode::kCustomCall) &&
-      op.dialect() != "check" && !quantized_as_float_) {
+      op.dialect() != "check" && op.dialect() != "interpreter" &&
+      !quantized_as_float_) {
     for (const ir::Value* operand : op.operands()) {
       quantized |= HasQuantizedType(operand->type());
     }
