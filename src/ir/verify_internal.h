@@ -24,7 +24,7 @@
 
 namespace kiln::ir::verifier {
 
-// ---- The op table ----------------------------------------------------------
+// ---- The op table -----------------------------------------------------------
 
 using OpVerifyFn = Status (*)(const Operation& op);
 // Top-level func.func ops of a module by name.
@@ -52,7 +52,7 @@ Status VerifyOpOnly(const Operation& op);
 // Whether the table has a verifier for `code` (for tests).
 bool HasVerifier(OpCode code);
 
-// ---- Errors ----------------------------------------------------------------
+// ---- Errors -----------------------------------------------------------------
 
 // "file:line:col: 'stablehlo.add' op " (without the location when unknown).
 std::string OpPrefix(const Operation& op);
@@ -71,7 +71,7 @@ std::string DimText(int64_t dim);
 // "1, 2, 3".
 std::string JoinInts(const std::vector<int64_t>& values);
 
-// ---- Element classes (the ODS type constraints) ----------------------------
+// ---- Element classes (the ODS type constraints) -----------------------------
 
 enum ElementClass : uint32_t {
   kPred = 1u << 0,
@@ -158,7 +158,7 @@ Status ExpectMinOperands(const Operation& op, int count);
 Status ExpectMinResults(const Operation& op, int count);
 Status ExpectRegions(const Operation& op, int count);
 
-// ---- Shapes and type compatibility ----------------------------------------
+// ---- Shapes and type compatibility ------------------------------------------
 
 inline bool IsDynamic(int64_t dim) { return dim == kDynamic; }
 inline bool DimsCompatible(int64_t a, int64_t b) {
@@ -207,7 +207,7 @@ std::optional<std::vector<int64_t>> ConstantInts(const Value* value);
 // must be compatible with the result's dimensions.
 Status CheckShapeOperand(const Operation& op, int index, const Type& result);
 
-// ---- Quantization of shape-preserving ops (verify_quantized.cc) ------------
+// ---- Quantization of shape-preserving ops (verify_quantized.cc) -------------
 
 // Per-tensor operand and result must share scale and zero point; per-axis
 // ones their scales and zero points (broadcast_in_dim, transpose, reshape).
