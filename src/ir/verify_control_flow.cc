@@ -71,6 +71,14 @@ Status VerifyBranches(const Operation& op) {
   }
   RETURN_IF_ERROR(
       CheckOperandScalarTensor(op, 0, op.is(OpCode::kIf) ? kPred : kSignedInt));
+  // case_i1: the index is a tensor<i32>.
+  if (op.is(OpCode::kCase) &&
+      !IsScalarElement(index.element(), ElementType::kI32)) {
+    return OpError(op,
+                   "operand #0 must be 0D tensor of 32-bit signless "
+                   "integer values, but got ",
+                   Quoted(index));
+  }
   if (op.num_regions() == 0) return OpError(op, "expect at least one branch");
   if (op.is(OpCode::kIf)) RETURN_IF_ERROR(ExpectRegions(op, 2));
   std::vector<std::vector<Type>> branch_types;

@@ -383,50 +383,60 @@ struct ConvWindow {
 StatusOr<ConvWindow> ReadConvWindow(const Operation& op, size_t spatial,
                                     bool has_padding_attr) {
   ConvWindow window;
-  auto read = [&](const char* name, std::vector<int64_t>& out) -> Status {
+  // An absent or empty list stands for all ones ((C2)-(C9)).
+  auto read = [&](const char* name, const char* what, const char* factor,
+                  std::vector<int64_t>& out) -> Status {
+    out.assign(spatial, 1);
     ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> values,
                      OptionalInts(op, name));
-    if (!values) {
-      out.assign(spatial, 1);
-      return OkStatus();
-    }
+    if (!values || values->empty()) return OkStatus();
     if (values->size() != spatial) {
-      return OpError(op, "expects ", name, " to have ", spatial,
-                     " elements (one per spatial dimension), but got ",
-                     values->size());
+      return OpError(op, "expects ", what,
+                     " to have same dimension-size as size of window "
+                     "dimensions (",
+                     spatial, "), but got: ", values->size(), ".");
     }
     for (size_t i = 0; i < spatial; ++i) {
       if ((*values)[i] <= 0) {
-        return OpError(op, "expects ", name, " to be positive, but got ",
-                       (*values)[i], " at index ", i);
+        return OpError(op, "expects window to have positive ", factor, " for ",
+                       i, "-th window dimension, but got ", (*values)[i], ".");
       }
     }
     out = std::move(*values);
     return OkStatus();
   };
-  RETURN_IF_ERROR(read("window_strides", window.strides));
-  RETURN_IF_ERROR(read("lhs_dilation", window.lhs_dilation));
-  RETURN_IF_ERROR(read("rhs_dilation", window.rhs_dilation));
+  RETURN_IF_ERROR(
+      read("window_strides", "window-strides", "stride", window.strides));
+  RETURN_IF_ERROR(read("lhs_dilation", "base-dilation factors",
+                       "base dilation factor", window.lhs_dilation));
+  RETURN_IF_ERROR(read("rhs_dilation", "window-dilation factors",
+                       "window dilation factor", window.rhs_dilation));
   ASSIGN_OR_RETURN(std::optional<std::vector<bool>> reversal,
                    OptionalBools(op, "window_reversal"));
-  if (reversal && reversal->size() != spatial) {
-    return OpError(op, "expects window_reversal to have ", spatial,
-                   " elements, but got ", reversal->size());
+  if (reversal && !reversal->empty() && reversal->size() != spatial) {
+    return OpError(op,
+                   "expects window-reversal to have same dimension-size "
+                   "as size of window dimensions (",
+                   spatial, "), but got: ", reversal->size(), ".");
   }
   window.padding.assign(spatial, {0, 0});
   if (Attribute padding = op.GetAttr("padding"); padding && has_padding_attr) {
     ASSIGN_OR_RETURN(IntElements values,
                      ReadIntElements(op, "padding", padding));
     if (values.shape.size() != 2 || values.shape[1] != 2) {
-      return OpError(op, "expects padding to be of shape [N, 2], but got {",
-                     JoinInts(values.shape), "}");
+      return OpError(op,
+                     "expects the shape of padding-attribute to be {N, "
+                     "2}, but got {",
+                     JoinInts(values.shape), "}.");
     }
-    if (static_cast<size_t>(values.shape[0]) != spatial) {
-      return OpError(op, "expects padding to have ", spatial,
-                     " rows (one per spatial dimension), but got ",
-                     values.shape[0]);
+    size_t rows = static_cast<size_t>(values.shape[0]);
+    if (rows != 0 && rows != spatial) {
+      return OpError(op,
+                     "expects padding-entries to have same "
+                     "dimension-size as size of window dimensions (",
+                     spatial, "), but got: ", rows, ".");
     }
-    for (size_t i = 0; i < spatial; ++i) {
+    for (size_t i = 0; i < rows; ++i) {
       window.padding[i] = {values.values[2 * i], values.values[2 * i + 1]};
     }
   }
@@ -584,6 +594,11 @@ Status VerifyConvolutionCommon(const Operation& op, bool static_padding) {
   for (size_t i = 0; i < spatial; ++i) {
     int64_t base = lhs.dim(dn.input_spatial_dimensions[i]);
     int64_t size = rhs.dim(dn.kernel_spatial_dimensions[i]);
+    // The kernel's spatial sizes are the window dimensions.
+    if (static_padding && size != kDynamic && size <= 0) {
+      return OpError(op, "expects window to have positive value for ", i,
+                     "-th window dimension, but got ", size, ".");
+    }
     if (!static_padding || base == kDynamic || size == kDynamic) continue;
     __int128 dilated_base =
         base == 0

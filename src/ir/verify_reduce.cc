@@ -365,6 +365,15 @@ Status VerifySelectAndScatter(const Operation& op) {
   RETURN_IF_ERROR(CheckResultTensor(op, 0, kAnyElement));
   const Type& operand = op.operand(0)->type();
   const Type& source = op.operand(1)->type();
+  // (C1), (C3)
+  for (int i = 1; i < 3; ++i) {
+    const Type& type = op.operand(i)->type();
+    if (!ElementsCompatible(type.element(), operand.element())) {
+      return OpError(op, "expects ", i == 1 ? "source" : "init_value",
+                     " to have the element type of operand ", Quoted(operand),
+                     ", but got ", Quoted(type));
+    }
+  }
   ASSIGN_OR_RETURN(std::vector<WindowDim> window,
                    ReadWindow(op, "window_strides", nullptr, nullptr));
   // (C4), (C5)
