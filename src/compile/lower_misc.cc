@@ -1,7 +1,267 @@
+// Lowering of fft, random numbers, linear algebra and the one-device forms
+// of collectives.
 #include "compile/lower_families.h"
+#include "exec/kernels/copy.h"
+#include "exec/kernels/element.h"
+#include "exec/kernels/fft.h"
+#include "exec/kernels/linalg.h"
+#include "exec/kernels/rng.h"
 
 namespace kiln::compile {
+namespace {
 
-void RegisterMiscLowerings() {}
+using ir::OpCode;
+
+Status LowerFft(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, 0));
+  ir::Attribute type = op.GetAttr("fft_type");
+  if (!type.is(ir::AttrKind::kEnum) || type.enum_value() < 0 ||
+      type.enum_value() > 3) {
+    return InvalidArgumentError(op.Describe(), ": missing fft_type");
+  }
+  auto kind = static_cast<exec::FftKind>(type.enum_value());
+  ASSIGN_OR_RETURN(std::vector<int64_t> lengths, IntsAttr(op, "fft_length"));
+  ArrayShape in = lowering.shape(operand);
+  int64_t fft_rank = static_cast<int64_t>(lengths.size());
+  if (fft_rank < 1 || fft_rank > 3 || fft_rank > in.rank()) {
+    return InvalidArgumentError(op.Describe(), ": fft_length [",
+                                StrJoin(lengths, ", "), "] does not fit ",
+                                in.ToString());
+  }
+  std::vector<int64_t> result_dims = in.dims;
+  for (int64_t i = 0; i < fft_rank; ++i) {
+    int64_t d = in.rank() - fft_rank + i;
+    int64_t expected = lengths[i];
+    if (i == fft_rank - 1 && kind == exec::FftKind::kIrfft)
+      expected = lengths[i] / 2 + 1;
+    if (in.dims[d] != expected) {
+      return InvalidArgumentError(op.Describe(), ": dimension ", d, " of ",
+                                  in.ToString(), " should be ", expected);
+    }
+  }
+  if (kind == exec::FftKind::kRfft) result_dims.back() = lengths.back() / 2 + 1;
+  if (kind == exec::FftKind::kIrfft) result_dims.back() = lengths.back();
+  bool real_input = kind == exec::FftKind::kRfft;
+  if (real_input ? !ir::IsFloat(in.type) : !ir::IsComplex(in.type)) {
+    return UnsupportedType(op, in.type);
+  }
+  ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, 0, result_dims));
+  lowering.Emit(op, exec::MakeFftKernel(kind, in, lowering.shape(out), lengths),
+                {operand}, {out});
+  return OkStatus();
+}
+
+Status LowerRngBitGenerator(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(SlotId state, lowering.Operand(op, 0));
+  ArrayShape state_shape = lowering.shape(state);
+  ir::Attribute algorithm = op.GetAttr("rng_algorithm");
+  int64_t value =
+      algorithm.is(ir::AttrKind::kEnum) ? algorithm.enum_value() : 0;
+  // DEFAULT is Philox, as on XLA's CPU backend.
+  exec::RngAlgorithm kind = value == ir::kThreeFry
+                                ? exec::RngAlgorithm::kThreeFry
+                                : exec::RngAlgorithm::kPhilox;
+  int64_t size = state_shape.num_elements();
+  if (ir::BitWidth(state_shape.type) != 64 || state_shape.rank() != 1 ||
+      (kind == exec::RngAlgorithm::kThreeFry ? size != 2
+                                             : (size != 2 && size != 3))) {
+    return InvalidArgumentError(op.Describe(), ": state ",
+                                state_shape.ToString(),
+                                " does not fit the algorithm");
+  }
+  ASSIGN_OR_RETURN(SlotId new_state,
+                   lowering.NewResult(op, 0, state_shape.dims));
+  ASSIGN_OR_RETURN(SlotId bits, lowering.NewResult(op, 1));
+  ArrayShape bits_shape = lowering.shape(bits);
+  int width = ir::BitWidth(bits_shape.type);
+  if (width != 64 && width != 32 && width != 16 && width != 8) {
+    return UnsupportedType(op, bits_shape.type);
+  }
+  lowering.Emit(op, exec::MakeRngBitGeneratorKernel(kind, size, bits_shape),
+                {state}, {new_state, bits});
+  return OkStatus();
+}
+
+Status LowerRng(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(SlotId a, lowering.Operand(op, 0));
+  ASSIGN_OR_RETURN(SlotId b, lowering.Operand(op, 1));
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                   lowering.RequireConstantInts(op, 2, "the shape"));
+  ir::Attribute distribution = op.GetAttr("rng_distribution");
+  bool normal = distribution.is(ir::AttrKind::kEnum) &&
+                distribution.enum_value() == ir::kNormal;
+  ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, 0, dims));
+  lowering.Emit(op, exec::MakeRngKernel(normal, lowering.shape(out)), {a, b},
+                {out},
+                /*foldable=*/false);
+  return OkStatus();
+}
+
+// Batch dimensions and the trailing matrix of a linear-algebra operand.
+struct Batched {
+  int64_t batch = 1;
+  int64_t rows = 0, cols = 0;
+};
+
+StatusOr<Batched> MatrixDims(const ir::Operation& op, const ArrayShape& shape) {
+  if (shape.rank() < 2) {
+    return InvalidArgumentError(op.Describe(), ": ", shape.ToString(),
+                                " is not a batch of matrices");
+  }
+  Batched b;
+  for (int64_t d = 0; d + 2 < shape.rank(); ++d) b.batch *= shape.dims[d];
+  b.rows = shape.dims[shape.rank() - 2];
+  b.cols = shape.dims[shape.rank() - 1];
+  return b;
+}
+
+Status LowerCholesky(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(SlotId a, lowering.Operand(op, 0));
+  ArrayShape shape = lowering.shape(a);
+  ASSIGN_OR_RETURN(Batched dims, MatrixDims(op, shape));
+  if (dims.rows != dims.cols) {
+    return InvalidArgumentError(op.Describe(), ": ", shape.ToString(),
+                                " is not square");
+  }
+  ElementType compute = exec::ComputeType(shape.type);
+  auto kernel = exec::MakeCholeskyKernel(compute, dims.batch, dims.rows,
+                                         BoolAttr(op, "lower"));
+  if (!kernel) return UnsupportedType(op, shape.type);
+  SlotId input = ConvertSlot(lowering, op, a, compute);
+  SlotId out = lowering.NewTemp(ArrayShape{compute, shape.dims});
+  lowering.Emit(op, std::move(kernel), {input}, {out});
+  lowering.Bind(op.result(0), ConvertSlot(lowering, op, out, shape.type));
+  return OkStatus();
+}
+
+Status LowerTriangularSolve(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(SlotId a, lowering.Operand(op, 0));
+  ASSIGN_OR_RETURN(SlotId b, lowering.Operand(op, 1));
+  ArrayShape a_shape = lowering.shape(a), b_shape = lowering.shape(b);
+  ASSIGN_OR_RETURN(Batched a_dims, MatrixDims(op, a_shape));
+  ASSIGN_OR_RETURN(Batched b_dims, MatrixDims(op, b_shape));
+  exec::TriangularSolveParams p;
+  p.left_side = BoolAttr(op, "left_side");
+  p.lower = BoolAttr(op, "lower");
+  p.unit_diagonal = BoolAttr(op, "unit_diagonal");
+  ir::Attribute transpose = op.GetAttr("transpose_a");
+  p.transpose = transpose.is(ir::AttrKind::kEnum)
+                    ? static_cast<int>(transpose.enum_value())
+                    : 1;
+  if (p.transpose < 1 || p.transpose > 3) p.transpose = 1;
+  int64_t m = a_dims.rows;
+  if (a_dims.rows != a_dims.cols || a_dims.batch != b_dims.batch ||
+      (p.left_side ? b_dims.rows : b_dims.cols) != m) {
+    return InvalidArgumentError(op.Describe(), ": ", a_shape.ToString(),
+                                " and ", b_shape.ToString(), " do not match");
+  }
+  p.type = exec::ComputeType(b_shape.type);
+  p.batch = b_dims.batch;
+  p.m = m;
+  p.rows = b_dims.rows;
+  p.cols = b_dims.cols;
+  ElementType compute = p.type;
+  auto kernel = exec::MakeTriangularSolveKernel(p);
+  if (!kernel) return UnsupportedType(op, b_shape.type);
+  SlotId lhs = ConvertSlot(lowering, op, a, compute);
+  SlotId rhs = ConvertSlot(lowering, op, b, compute);
+  SlotId out = lowering.NewTemp(ArrayShape{compute, b_shape.dims});
+  lowering.Emit(op, std::move(kernel), {lhs, rhs}, {out});
+  lowering.Bind(op.result(0), ConvertSlot(lowering, op, out, b_shape.type));
+  return OkStatus();
+}
+
+// The largest replica group of a collective (1 when absent).
+int64_t LargestGroup(const ir::Operation& op) {
+  ir::Attribute groups = op.GetAttr("replica_groups");
+  if (!groups.is(ir::AttrKind::kDenseElements)) return 1;
+  const ir::Type& type = groups.type();
+  if (type.rank() == 2) return type.dim(1);
+  return 1;
+}
+
+// A collective over one participant: its result is its operand (all_reduce
+// of one value, all_gather/all_to_all of one part, a broadcast from self).
+Status LowerCollectiveIdentity(Lowering& lowering, const ir::Operation& op) {
+  int64_t group = LargestGroup(op);
+  if (group > 1) {
+    return UnimplementedError(op.Describe(), ": needs ", group,
+                              " participants; Kiln runs this program on one "
+                              "device");
+  }
+  for (int i = 0; i < op.num_results(); ++i) {
+    ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, i));
+    ASSIGN_OR_RETURN(SlotId out,
+                     lowering.NewResult(op, i, lowering.shape(operand).dims));
+    lowering.EmitCopy(op, operand, out);
+  }
+  return OkStatus();
+}
+
+Status LowerCollectivePermute(Lowering& lowering, const ir::Operation& op) {
+  // With one process, the result is the operand when the pairs send 0 to 0,
+  // zeros otherwise (spec: collective_permute).
+  ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, 0));
+  ASSIGN_OR_RETURN(std::vector<int64_t> pairs,
+                   IntsAttr(op, "source_target_pairs", std::vector<int64_t>{}));
+  bool self = false;
+  for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
+    if (pairs[i] > 0 || pairs[i + 1] > 0) {
+      return UnimplementedError(op.Describe(), ": sends between processes ",
+                                pairs[i], " and ", pairs[i + 1],
+                                "; Kiln runs this program on one device");
+    }
+    self |= pairs[i] == 0 && pairs[i + 1] == 0;
+  }
+  ArrayShape shape = lowering.shape(operand);
+  if (self) {
+    ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, 0, shape.dims));
+    lowering.EmitCopy(op, operand, out);
+    return OkStatus();
+  }
+  ASSIGN_OR_RETURN(
+      SlotId zeros,
+      lowering.NewConstant(shape, std::string(shape.byte_size(), '\0')));
+  lowering.Bind(op.result(0), zeros);
+  return OkStatus();
+}
+
+Status LowerProcessId(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(ArrayShape shape, lowering.ResultShape(op, 0));
+  ASSIGN_OR_RETURN(
+      SlotId zero,
+      lowering.NewConstant(shape, std::string(shape.byte_size(), '\0')));
+  lowering.Bind(op.result(0), zero);
+  return OkStatus();
+}
+
+Status LowerUnsupportedIo(Lowering& lowering, const ir::Operation& op) {
+  return UnimplementedError(
+      op.Describe(), ": ", op.name(),
+      " needs a host or peer channel, which Kiln does not "
+      "provide");
+}
+
+}  // namespace
+
+void RegisterMiscLowerings() {
+  RegisterLowering(OpCode::kFft, LowerFft);
+  RegisterLowering(OpCode::kRngBitGenerator, LowerRngBitGenerator);
+  RegisterLowering(OpCode::kRng, LowerRng);
+  RegisterLowering(OpCode::kCholesky, LowerCholesky);
+  RegisterLowering(OpCode::kTriangularSolve, LowerTriangularSolve);
+  for (OpCode code : {OpCode::kAllReduce, OpCode::kAllGather, OpCode::kAllToAll,
+                      OpCode::kReduceScatter, OpCode::kCollectiveBroadcast,
+                      OpCode::kCollectiveReduce}) {
+    RegisterLowering(code, LowerCollectiveIdentity);
+  }
+  RegisterLowering(OpCode::kCollectivePermute, LowerCollectivePermute);
+  RegisterLowering(OpCode::kReplicaId, LowerProcessId);
+  RegisterLowering(OpCode::kPartitionId, LowerProcessId);
+  for (OpCode code :
+       {OpCode::kInfeed, OpCode::kOutfeed, OpCode::kSend, OpCode::kRecv}) {
+    RegisterLowering(code, LowerUnsupportedIo);
+  }
+}
 
 }  // namespace kiln::compile

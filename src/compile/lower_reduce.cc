@@ -154,9 +154,94 @@ Status LowerReduceWindow(Lowering& lowering, const ir::Operation& op) {
   return OkStatus();
 }
 
+Status LowerSelectAndScatter(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, 0));
+  ASSIGN_OR_RETURN(SlotId source, lowering.Operand(op, 1));
+  ASSIGN_OR_RETURN(SlotId init, lowering.Operand(op, 2));
+  if (op.num_regions() != 2) {
+    return InvalidArgumentError(op.Describe(),
+                                ": expected select and scatter regions");
+  }
+  exec::SelectAndScatterParams p;
+  p.operand = lowering.shape(operand);
+  p.source_dims = lowering.shape(source).dims;
+  int64_t rank = p.operand.rank();
+  std::vector<int64_t> ones(rank, 1);
+  ASSIGN_OR_RETURN(p.window_dimensions,
+                   IntsAttr(op, "window_dimensions", ones));
+  ASSIGN_OR_RETURN(p.window_strides, IntsAttr(op, "window_strides", ones));
+  ASSIGN_OR_RETURN(std::vector<int64_t> padding,
+                   IntsAttr(op, "padding", std::vector<int64_t>(2 * rank, 0)));
+  if (static_cast<int64_t>(p.window_dimensions.size()) != rank ||
+      static_cast<int64_t>(p.window_strides.size()) != rank ||
+      static_cast<int64_t>(padding.size()) != 2 * rank ||
+      static_cast<int64_t>(p.source_dims.size()) != rank ||
+      lowering.shape(source).type != p.operand.type ||
+      lowering.shape(init).num_elements() != 1) {
+    return InvalidArgumentError(op.Describe(),
+                                ": operands and window attributes "
+                                "do not match ",
+                                p.operand.ToString());
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    p.padding_low.push_back(padding[2 * d]);
+    int64_t padded = p.operand.dims[d] + padding[2 * d] + padding[2 * d + 1];
+    int64_t expected =
+        (p.window_strides[d] <= 0 || p.window_dimensions[d] <= 0) ? -1
+        : padded < p.window_dimensions[d]
+            ? 0
+            : (padded - p.window_dimensions[d]) / p.window_strides[d] + 1;
+    if (expected != p.source_dims[d]) {
+      return InvalidArgumentError(
+          op.Describe(), ": source ", lowering.shape(source).ToString(),
+          " does not match the windows of ", p.operand.ToString());
+    }
+  }
+  ElementType type = p.operand.type;
+  ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> select,
+                   LowerScalarRegion(lowering, op.region(0), {type, type}));
+  ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> scatter,
+                   LowerScalarRegion(lowering, op.region(1), {type, type}));
+  ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, 0, p.operand.dims));
+  lowering.Emit(op,
+                exec::MakeSelectAndScatterKernel(
+                    std::move(p), std::move(select), std::move(scatter)),
+                {operand, source, init}, {out}, /*foldable=*/false);
+  return OkStatus();
+}
+
+Status LowerMap(Lowering& lowering, const ir::Operation& op) {
+  if (op.num_operands() == 0 || op.num_regions() != 1) {
+    return InvalidArgumentError(op.Describe(), ": expected inputs and a body");
+  }
+  std::vector<SlotId> inputs;
+  std::vector<ArrayShape> shapes;
+  std::vector<ElementType> types;
+  for (int i = 0; i < op.num_operands(); ++i) {
+    ASSIGN_OR_RETURN(SlotId input, lowering.Operand(op, i));
+    ArrayShape shape = lowering.shape(input);
+    if (i > 0 && shape.dims != shapes[0].dims) {
+      return InvalidArgumentError(op.Describe(),
+                                  ": inputs of different shapes");
+    }
+    inputs.push_back(input);
+    shapes.push_back(shape);
+    types.push_back(shape.type);
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> body,
+                   LowerScalarRegion(lowering, op.region(0), types));
+  ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, 0, shapes[0].dims));
+  lowering.Emit(
+      op, exec::MakeMapKernel(shapes, lowering.shape(out), std::move(body)),
+      std::move(inputs), {out}, /*foldable=*/false);
+  return OkStatus();
+}
+
 }  // namespace
 
 void RegisterReduceLowerings() {
+  RegisterLowering(OpCode::kSelectAndScatter, LowerSelectAndScatter);
+  RegisterLowering(OpCode::kMap, LowerMap);
   RegisterLowering(OpCode::kReduce, LowerReduce);
   RegisterLowering(OpCode::kReduceWindow, LowerReduceWindow);
 }

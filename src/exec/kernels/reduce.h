@@ -41,6 +41,28 @@ struct ReduceWindowParams {
 std::unique_ptr<Kernel> MakeReduceWindowKernel(ReduceWindowParams params,
                                                std::unique_ptr<Region> body);
 
+struct SelectAndScatterParams {
+  ArrayShape operand;
+  std::vector<int64_t> source_dims;
+  std::vector<int64_t> window_dimensions;
+  std::vector<int64_t> window_strides;
+  std::vector<int64_t> padding_low;
+};
+
+// Inputs: operand, source, init scalar; output: the result. For each
+// source element, the `select` region picks one element of its operand
+// window (padding is never picked; `select(a, b)` true keeps a), and the
+// `scatter` region combines the source value into the result there (the
+// result starts at the init value).
+std::unique_ptr<Kernel> MakeSelectAndScatterKernel(
+    SelectAndScatterParams params, std::unique_ptr<Region> select,
+    std::unique_ptr<Region> scatter);
+
+// map: output[i] = body(input_0[i], ..., input_{N-1}[i]) for every element.
+std::unique_ptr<Kernel> MakeMapKernel(std::vector<ArrayShape> inputs,
+                                      ArrayShape output,
+                                      std::unique_ptr<Region> body);
+
 }  // namespace kiln::exec
 
 #endif  // KILN_EXEC_KERNELS_REDUCE_H_
