@@ -156,11 +156,12 @@ const Status& AsStatus(const StatusOr<T>& s) {
 #define KILN_CONCAT(a, b) KILN_CONCAT_INNER(a, b)
 
 // Returns from the enclosing function if `expr` (a Status or StatusOr) failed.
+// The status is copied (cheap: it is shared) so that `expr` may return a
+// reference into a temporary, e.g. `RETURN_IF_ERROR(F().status())`.
 #define RETURN_IF_ERROR(expr)                                          \
   do {                                                                 \
-    auto&& kiln_status_or_ = (expr);                                   \
-    if (!kiln_status_or_.ok())                                         \
-      return ::kiln::internal::AsStatus(kiln_status_or_);              \
+    ::kiln::Status kiln_status_ = ::kiln::internal::AsStatus((expr));  \
+    if (!kiln_status_.ok()) return kiln_status_;                       \
   } while (0)
 
 // `ASSIGN_OR_RETURN(auto x, F())`: declares x from F()'s value or returns

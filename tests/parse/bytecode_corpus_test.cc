@@ -200,5 +200,39 @@ TEST(BytecodeCorpusTest, DecodesTheJaxModelArtifact) {
       ir::Attribute::Integer(1, ir::Type::Element(ir::ElementType::kI32)));
 }
 
+// Bad input gives an error, never a crash: every truncation and many
+// corruptions of real artifacts (run these under ASan/UBSan too).
+TEST(BytecodeCorpusTest, SurvivesTruncatedAndCorruptedArtifacts) {
+  KILN_REQUIRE_SHARED_DIR(shared);
+  std::string dir = shared + "/corpus/stablehlo/vhlo/";
+  int errors = 0;
+  for (const char* name : {"vhlo_emit_version_api.1_1_0.mlir.bc",
+                           "stablehlo_legalize_to_vhlo.0_9_0.mlir.bc",
+                           "stablehlo_legalize_to_vhlo.1_20_0.mlir.bc"}) {
+    SCOPED_TRACE(name);
+    ASSERT_OK_AND_ASSIGN(std::string bytes, ReadFile(dir + name));
+    size_t step = bytes.size() < 1000 ? 1 : 97;
+    for (size_t size = 0; size < bytes.size(); size += step) {
+      StatusOr<std::unique_ptr<ir::Module>> module =
+          ReadBytecodeModule(std::string_view(bytes).substr(0, size), name);
+      EXPECT_FALSE(module.ok()) << "truncated to " << size << " bytes";
+      ++errors;
+    }
+    for (size_t pos = 0; pos < bytes.size(); pos += step) {
+      for (uint8_t value : {0x00, 0x7f, 0xff}) {
+        std::string corrupted = bytes;
+        corrupted[pos] = static_cast<char>(value);
+        StatusOr<std::unique_ptr<ir::Module>> module =
+            ReadBytecodeModule(corrupted, name);
+        if (!module.ok()) {
+          EXPECT_FALSE(module.status().message().empty());
+          ++errors;
+        }
+      }
+    }
+  }
+  EXPECT_GT(errors, 0);
+}
+
 }  // namespace
 }  // namespace kiln::parse::bytecode

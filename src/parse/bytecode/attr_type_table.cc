@@ -1,5 +1,6 @@
 #include "parse/bytecode/attr_type_table.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ir/float_bits.h"
@@ -62,25 +63,14 @@ StatusOr<const DecodedAttr*> AttrTypeTable::ResolveAttribute(uint64_t index) {
 StatusOr<DecodedAttr> AttrTypeTable::DecodeAttribute(const AttrTypeEntry& entry,
                                                      uint64_t index) {
   std::string_view dialect = file_.dialects[entry.dialect];
-  ByteReader reader(entry.data, entry.offset,
-                    StrCat("attribute ", index, " (dialect '",
-                           EscapeForMessage(dialect), "')"));
+  ByteReader reader(entry.data, entry.offset, "attribute", index, dialect);
   DecodedAttr result;
   if (!entry.custom) {
     ASSIGN_OR_RETURN(std::string_view text, reader.ReadNullTerminated());
     if (!reader.empty()) return reader.Error("unexpected bytes after the text");
-    if (options_.parse_attribute) {
-      StatusOr<ir::Attribute> parsed = options_.parse_attribute(text);
-      if (!parsed.ok()) {
-        return parsed.status().WithContext(StrCat(
-            reader.what(), ": cannot parse '", EscapeForMessage(text), "'"));
-      }
-      result.attr = std::move(parsed).value();
-    } else {
-      std::string_view body = text;
-      if (!body.empty() && body.front() == '#') body.remove_prefix(1);
-      result.attr = ir::Attribute::Opaque(std::string(body));
-    }
+    StatusOr<ir::Attribute> parsed = AttributeFromText(text);
+    if (!parsed.ok()) return parsed.status().WithContext(reader.what());
+    result.attr = std::move(parsed).value();
     return result;
   }
   if (dialect == "builtin") {
@@ -152,9 +142,7 @@ StatusOr<ir::Type> AttrTypeTable::Type(uint64_t index) {
 StatusOr<ir::Type> AttrTypeTable::DecodeType(const AttrTypeEntry& entry,
                                              uint64_t index) {
   std::string_view dialect = file_.dialects[entry.dialect];
-  ByteReader reader(
-      entry.data, entry.offset,
-      StrCat("type ", index, " (dialect '", EscapeForMessage(dialect), "')"));
+  ByteReader reader(entry.data, entry.offset, "type", index, dialect);
   if (!entry.custom) {
     ASSIGN_OR_RETURN(std::string_view text, reader.ReadNullTerminated());
     if (!reader.empty()) return reader.Error("unexpected bytes after the text");
@@ -194,6 +182,21 @@ StatusOr<ir::Type> AttrTypeTable::DecodeType(const AttrTypeEntry& entry,
     return reader.Error(reader.remaining(), " unexpected bytes after the type");
   }
   return type;
+}
+
+StatusOr<ir::Attribute> AttrTypeTable::AttributeFromText(
+    std::string_view text) {
+  if (options_.parse_attribute) {
+    StatusOr<ir::Attribute> parsed = options_.parse_attribute(text);
+    if (!parsed.ok()) {
+      return parsed.status().WithContext(
+          StrCat("cannot parse '", EscapeForMessage(text, 200), "'"));
+    }
+    return parsed;
+  }
+  std::string_view body = text;
+  if (!body.empty() && body.front() == '#') body.remove_prefix(1);
+  return ir::Attribute::Opaque(std::string(body));
 }
 
 StatusOr<ir::Attribute> AttrTypeTable::ReadAttribute(ByteReader& reader) {
@@ -247,6 +250,15 @@ StatusOr<std::shared_ptr<ir::ResourceBlob>> AttrTypeTable::ReadResource(
     it->second = std::move(blob);
   }
   return it->second;
+}
+
+ir::Attribute MakeDictionary(std::vector<ir::NamedAttribute> entries) {
+  std::stable_sort(
+      entries.begin(), entries.end(),
+      [](const ir::NamedAttribute& a, const ir::NamedAttribute& b) {
+        return a.first < b.first;
+      });
+  return ir::Attribute::Dictionary(std::move(entries));
 }
 
 StatusOr<int64_t> ReadKnownWidthInt(ByteReader& reader, int width,

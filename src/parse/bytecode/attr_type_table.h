@@ -45,6 +45,9 @@ class AttrTypeTable {
   StatusOr<ir::Type> ReadType(ByteReader& reader);
   // A reference to a string attribute: its text.
   StatusOr<std::string> ReadStringAttribute(ByteReader& reader);
+  // An attribute given as assembly text (with its '#'): parsed by the
+  // options' hook, else kept as ir::Attribute::Opaque.
+  StatusOr<ir::Attribute> AttributeFromText(std::string_view text);
   // A reference into the string table.
   StatusOr<std::string_view> ReadString(ByteReader& reader);
   // A reference to a dialect resource: its blob, shared with every
@@ -90,6 +93,10 @@ StatusOr<ir::Attribute> DecodeVhloAttribute(AttrTypeTable& table,
 StatusOr<ir::Type> DecodeVhloType(AttrTypeTable& table, ByteReader& reader);
 
 // Shared helpers of the dialect decoders.
+
+// A dictionary attribute of `entries` in any order (the last of equal
+// names wins). Sorting first keeps building it O(n log n) for any input.
+ir::Attribute MakeDictionary(std::vector<ir::NamedAttribute> entries);
 
 // An integer of `width` bits as the bytecode stores it (one raw byte up to
 // 8 bits, else a zigzag varint), sign- or zero-extended to 64 bits.

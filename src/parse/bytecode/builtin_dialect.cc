@@ -176,7 +176,7 @@ StatusOr<DecodedAttr> DecodeBuiltinAttribute(AttrTypeTable& table,
         ASSIGN_OR_RETURN(ir::Attribute value, table.ReadAttribute(reader));
         entries.emplace_back(std::move(name), std::move(value));
       }
-      result.attr = ir::Attribute::Dictionary(std::move(entries));
+      result.attr = MakeDictionary(std::move(entries));
       return result;
     }
     case kString: {
@@ -186,7 +186,7 @@ StatusOr<DecodedAttr> DecodeBuiltinAttribute(AttrTypeTable& table,
     }
     case kStringWithType: {
       ASSIGN_OR_RETURN(std::string_view text, table.ReadString(reader));
-      RETURN_IF_ERROR(table.ReadType(reader).status());
+      RETURN_IF_ERROR(table.ReadType(reader));
       result.attr = ir::Attribute::String(std::string(text));
       return result;
     }
@@ -370,10 +370,10 @@ StatusOr<ir::Type> DecodeBuiltinType(AttrTypeTable& table, ByteReader& reader) {
     }
     case 10:
     case 11: {  // memref [memory space], shape, element, layout
-      if (code == 11) RETURN_IF_ERROR(reader.ReadVarInt().status());
+      if (code == 11) RETURN_IF_ERROR(reader.ReadVarInt());
       ASSIGN_OR_RETURN(std::vector<int64_t> shape, ReadShape(reader));
       ASSIGN_OR_RETURN(ir::Type element, table.ReadType(reader));
-      RETURN_IF_ERROR(reader.ReadVarInt().status());  // layout (not kept)
+      RETURN_IF_ERROR(reader.ReadVarInt());  // layout (not kept)
       return ir::Type::MemRef(std::move(shape), std::move(element));
     }
     case 12:

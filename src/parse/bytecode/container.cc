@@ -170,8 +170,8 @@ Status ReadResourceGroup(ByteReader& offsets, ByteReader& data, Container& file,
                              "' of dialect '", file.dialects[*dialect],
                              "' has kind ", int{kind}, ", expected a blob");
       }
-      ByteReader blob(bytes, entry_offset,
-                      StrCat("resource '", EscapeForMessage(key), "'"));
+      ByteReader blob(bytes, entry_offset, "resource", ByteReader::kNoIndex,
+                      key);
       ASSIGN_OR_RETURN(entry.alignment, blob.ReadVarInt());
       ASSIGN_OR_RETURN(uint64_t blob_size, blob.ReadVarInt());
       RETURN_IF_ERROR(blob.AlignTo(entry.alignment));
@@ -191,7 +191,7 @@ Status ReadResources(const Section& data_section, const Section& offset_section,
   ByteReader data(data_section.data, data_section.offset, "resource section");
   ASSIGN_OR_RETURN(uint64_t num_external, offsets.ReadCount("resource groups"));
   for (uint64_t i = 0; i < num_external; ++i) {
-    RETURN_IF_ERROR(ReadStringRef(offsets, file).status());
+    RETURN_IF_ERROR(ReadStringRef(offsets, file));
     RETURN_IF_ERROR(ReadResourceGroup(offsets, data, file, std::nullopt));
   }
   while (!offsets.empty()) {
@@ -208,7 +208,11 @@ Status ReadProperties(const Section& section, Container& file) {
   ASSIGN_OR_RETURN(uint64_t count, reader.ReadCount("properties"));
   file.properties.reserve(count);
   for (uint64_t i = 0; i < count; ++i) {
-    ASSIGN_OR_RETURN(std::string_view blob, reader.ReadBlob());
+    Section blob;
+    blob.id = static_cast<uint8_t>(SectionId::kProperties);
+    ASSIGN_OR_RETURN(uint64_t size, reader.ReadVarInt());
+    blob.offset = reader.offset();
+    ASSIGN_OR_RETURN(blob.data, reader.ReadBytes(size));
     file.properties.push_back(blob);
   }
   if (!reader.empty()) {
@@ -250,8 +254,8 @@ StatusOr<Container> ReadContainer(std::string_view bytes) {
   {
     // Skip the header again to find where the sections start.
     ByteReader reader(bytes.substr(start), start, "bytecode header");
-    RETURN_IF_ERROR(reader.ReadVarInt().status());
-    RETURN_IF_ERROR(reader.ReadNullTerminated().status());
+    RETURN_IF_ERROR(reader.ReadVarInt());
+    RETURN_IF_ERROR(reader.ReadNullTerminated());
     start = reader.offset();
   }
   ByteReader reader(bytes.substr(start), start, "bytecode file");

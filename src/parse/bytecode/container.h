@@ -53,7 +53,7 @@ struct Container {
   std::vector<AttrTypeEntry> types;
   std::vector<ResourceEntry> resources;
   // Raw property blobs, indexed as ops refer to them (version >= 5).
-  std::vector<std::string_view> properties;
+  std::vector<Section> properties;
   Section ir;
 };
 

@@ -15,8 +15,20 @@ std::string SectionName(uint8_t id) {
 }
 
 ByteReader::ByteReader(std::string_view data, uint64_t file_offset,
-                       std::string what)
-    : data_(data), file_offset_(file_offset), what_(std::move(what)) {}
+                       std::string_view what, uint64_t index,
+                       std::string_view owner)
+    : data_(data),
+      file_offset_(file_offset),
+      what_(what),
+      index_(index),
+      owner_(owner) {}
+
+std::string ByteReader::what() const {
+  std::string out(what_);
+  if (index_ != kNoIndex) StrAppend(out, " ", index_);
+  if (!owner_.empty()) StrAppend(out, " of '", EscapeForMessage(owner_), "'");
+  return out;
+}
 
 StatusOr<uint8_t> ByteReader::ReadByte() {
   if (empty()) return Error("unexpected end of data, expected a byte");

@@ -58,15 +58,20 @@ struct Section {
 class ByteReader {
  public:
   // Reads `data`, which starts at `file_offset` in the file (alignment is
-  // relative to the start of the file). `what` names the part for messages
-  // ("string section").
-  ByteReader(std::string_view data, uint64_t file_offset, std::string what);
+  // relative to the start of the file). The part is named in messages as
+  // `what` ("string section"), with `index` and `owner` when given
+  // ("attribute 7 of 'vhlo'"); the strings must outlive the reader. The
+  // name is built only for messages: readers are made for every entry.
+  ByteReader(std::string_view data, uint64_t file_offset, std::string_view what,
+             uint64_t index = kNoIndex, std::string_view owner = {});
+
+  static constexpr uint64_t kNoIndex = ~uint64_t{0};
 
   bool empty() const { return pos_ == data_.size(); }
   size_t remaining() const { return data_.size() - pos_; }
   // The file offset of the next byte.
   uint64_t offset() const { return file_offset_ + pos_; }
-  const std::string& what() const { return what_; }
+  std::string what() const;
 
   StatusOr<uint8_t> ReadByte();
   StatusOr<std::string_view> ReadBytes(uint64_t length);
@@ -99,14 +104,16 @@ class ByteReader {
   // An INVALID_ARGUMENT error naming this part and the current offset.
   template <typename... Args>
   Status Error(const Args&... args) const {
-    return InvalidArgumentError(what_, " at offset ", offset(), ": ", args...);
+    return InvalidArgumentError(what(), " at offset ", offset(), ": ", args...);
   }
 
  private:
   std::string_view data_;
   size_t pos_ = 0;
   uint64_t file_offset_;
-  std::string what_;
+  std::string_view what_;
+  uint64_t index_;
+  std::string_view owner_;
 };
 
 }  // namespace kiln::parse::bytecode

@@ -25,7 +25,20 @@ constexpr uint64_t kMinOpBytes = 3;
 }  // namespace
 
 IrReader::IrReader(const Container& file, AttrTypeTable& table)
-    : file_(file), table_(table) {}
+    : file_(file), table_(table) {
+  op_names_.reserve(file.op_names.size());
+  for (const OpNameEntry& entry : file.op_names) {
+    OpNameInfo info;
+    info.entry = &entry;
+    std::string_view dialect = file.dialects[entry.dialect];
+    // An empty name is an old spelling of a dialect-less op name.
+    info.full_name = entry.name.empty() ? std::string(dialect)
+                                        : StrCat(dialect, ".", entry.name);
+    info.is_vhlo = dialect == "vhlo";
+    if (info.is_vhlo) info.vhlo = LookupVhloOp(entry.name);
+    op_names_.push_back(std::move(info));
+  }
+}
 
 StatusOr<std::unique_ptr<ir::Operation>> IrReader::ReadModuleOp() {
   ByteReader reader(file_.ir.data, file_.ir.offset, "IR section");
@@ -109,15 +122,15 @@ Status IrReader::ReadOps(ByteReader& reader, ir::Block& block, uint64_t num_ops,
   return OkStatus();
 }
 
-Status IrReader::ReadProperties(ByteReader& reader, const OpNameEntry& name,
-                                std::string_view full_name,
+Status IrReader::ReadProperties(ByteReader& reader, const OpNameInfo& name,
                                 ir::NamedAttrList& properties) {
-  if (!name.registered.has_value()) {
+  std::string_view full_name = name.full_name;
+  if (!name.entry->registered.has_value()) {
     return reader.Error("op '", EscapeForMessage(full_name),
                         "' has properties, which bytecode version ",
                         file_.version, " cannot have");
   }
-  if (!*name.registered) {
+  if (!*name.entry->registered) {
     // Ops unknown to the writer keep their properties as one dictionary.
     ASSIGN_OR_RETURN(ir::Attribute dict, table_.ReadAttribute(reader));
     if (!dict.is(ir::AttrKind::kDictionary)) {
@@ -130,12 +143,11 @@ Status IrReader::ReadProperties(ByteReader& reader, const OpNameEntry& name,
   }
   ASSIGN_OR_RETURN(uint64_t index,
                    reader.ReadIndex("properties", file_.properties.size()));
-  ByteReader blob(
-      file_.properties[index], 0,
-      StrCat("properties ", index, " of '", EscapeForMessage(full_name), "'"));
-  std::string_view dialect = file_.dialects[name.dialect];
-  if (dialect == "vhlo") {
-    const VhloOpInfo* info = LookupVhloOp(name.name);
+  const Section& properties_blob = file_.properties[index];
+  ByteReader blob(properties_blob.data, properties_blob.offset, "properties",
+                  index, full_name);
+  if (name.is_vhlo) {
+    const VhloOpInfo* info = name.vhlo;
     if (info == nullptr) {
       return reader.Error("unknown VHLO op '", EscapeForMessage(full_name),
                           "'");
@@ -172,10 +184,8 @@ Status IrReader::ReadOp(ByteReader& reader, ir::Block& block,
                         const RegionState& region, int depth) {
   ASSIGN_OR_RETURN(uint64_t name_index,
                    reader.ReadIndex("op name", file_.op_names.size()));
-  const OpNameEntry& name = file_.op_names[name_index];
-  std::string_view dialect = file_.dialects[name.dialect];
-  std::string full_name = name.name.empty() ? std::string(dialect)
-                                            : StrCat(dialect, ".", name.name);
+  const OpNameInfo& name = op_names_[name_index];
+  const std::string& full_name = name.full_name;
   ASSIGN_OR_RETURN(uint8_t mask, reader.ReadByte());
   if (mask & 0x80) return reader.Error("invalid op encoding mask ", int{mask});
   ASSIGN_OR_RETURN(ir::Location loc, table_.ReadLocation(reader));
@@ -192,7 +202,7 @@ Status IrReader::ReadOp(ByteReader& reader, ir::Block& block,
       attributes.Set(key, value);
   }
   if (mask & kHasProperties) {
-    RETURN_IF_ERROR(ReadProperties(reader, name, full_name, properties));
+    RETURN_IF_ERROR(ReadProperties(reader, name, properties));
   }
   std::vector<ir::Type> result_types;
   if (mask & kHasResults) {
@@ -238,9 +248,9 @@ Status IrReader::ReadOp(ByteReader& reader, ir::Block& block,
   }
 
   std::unique_ptr<ir::Operation> op;
-  if (dialect == "vhlo") {
+  if (name.is_vhlo) {
     VhloOp vhlo;
-    vhlo.info = LookupVhloOp(name.name);
+    vhlo.info = name.vhlo;
     if (vhlo.info == nullptr) {
       return reader.Error("unknown VHLO op '", EscapeForMessage(full_name),
                           "' (Kiln reads VHLO 0.9.0 to 1.20.0)");
@@ -312,8 +322,8 @@ Status IrReader::ReadRegions(ByteReader& reader, ir::Operation& op,
       return reader.Error("expected an IR section for the regions of '",
                           op.name(), "', got ", SectionName(section.id));
     }
-    section_reader.emplace(section.data, section.offset,
-                           StrCat("regions of '", op.name(), "'"));
+    section_reader.emplace(section.data, section.offset, "regions",
+                           ByteReader::kNoIndex, op.name());
     regions_reader = &*section_reader;
   }
   if (isolated) {
@@ -369,7 +379,7 @@ Status IrReader::SkipUseListOrders(ByteReader& reader, uint64_t range_size) {
   }
   for (uint64_t i = 0; i < num_entries; ++i) {
     if (range_size > 1) {
-      RETURN_IF_ERROR(reader.ReadIndex("use-list value", range_size).status());
+      RETURN_IF_ERROR(reader.ReadIndex("use-list value", range_size));
     }
     uint64_t num_indices;
     bool pairs;
@@ -380,7 +390,7 @@ Status IrReader::SkipUseListOrders(ByteReader& reader, uint64_t range_size) {
                           " bytes remain");
     }
     for (uint64_t j = 0; j < num_indices; ++j) {
-      RETURN_IF_ERROR(reader.ReadVarInt().status());
+      RETURN_IF_ERROR(reader.ReadVarInt());
     }
   }
   return OkStatus();

@@ -16,6 +16,7 @@
 #include "parse/bytecode/attr_type_table.h"
 #include "parse/bytecode/container.h"
 #include "parse/bytecode/encoding.h"
+#include "parse/bytecode/vhlo_ops.h"
 
 namespace kiln::parse::bytecode {
 
@@ -51,9 +52,15 @@ class IrReader {
                      int depth);
   Status ReadRegion(ByteReader& reader, ir::Region& region, int depth);
   Status SkipUseListOrders(ByteReader& reader, uint64_t range_size);
+  // What the reader needs about each op name, worked out once.
+  struct OpNameInfo {
+    const OpNameEntry* entry = nullptr;
+    std::string full_name;  // "vhlo.add_v1"
+    bool is_vhlo = false;
+    const VhloOpInfo* vhlo = nullptr;  // null for unknown VHLO ops
+  };
   // Decodes the properties of an op (version >= 5) into named attributes.
-  Status ReadProperties(ByteReader& reader, const OpNameEntry& name,
-                        std::string_view full_name,
+  Status ReadProperties(ByteReader& reader, const OpNameInfo& name,
                         ir::NamedAttrList& properties);
 
   Status DefineValues(ByteReader& reader,
@@ -61,6 +68,7 @@ class IrReader {
 
   const Container& file_;
   AttrTypeTable& table_;
+  std::vector<OpNameInfo> op_names_;
   std::vector<Scope> scopes_;
   uint64_t live_values_ = 0;  // value slots of the regions being read
   // Operands that refer to values not defined yet point at placeholders;

@@ -251,6 +251,44 @@ StatusOr<ir::Type> ReadTensor(AttrTypeTable& table, ByteReader& reader,
   return ir::Type::Tensor(std::move(shape), std::move(element), encoding);
 }
 
+// The StableHLO text of the mesh attributes (replica groups by mesh axes,
+// 1.16.0). The IR has no structured form for them: the top-level ones are
+// rebuilt as their text and go through the attribute grammar, like any
+// attribute the text parser reads.
+std::string MeshText(const ir::Attribute& attr) {
+  if (attr.is(ir::AttrKind::kArray)) {
+    return StrCat("[",
+                  StrJoin(attr.array(), ", ",
+                          [](std::string& out, const ir::Attribute& a) {
+                            out += MeshText(a);
+                          }),
+                  "]");
+  }
+  if (attr.is(ir::AttrKind::kDialectStruct)) {
+    std::string_view name = attr.struct_name();
+    ir::Attribute sub_axis;
+    std::string out = StrCat("#", name, "<");
+    bool first = true;
+    for (const auto& [key, value] : attr.struct_fields()) {
+      if (!first) out += ", ";
+      first = false;
+      if (value.is(ir::AttrKind::kDialectStruct) &&
+          value.struct_name() == "stablehlo.sub_axis_info") {
+        // `sub_axis_info = (pre_size)size`.
+        const auto& fields = value.struct_fields();
+        StrAppend(out, key, " = (", fields[0].second.int_value(), ")",
+                  fields[1].second.int_value());
+      } else if (value.is(ir::AttrKind::kInteger)) {
+        StrAppend(out, key, " = ", value.int_value());
+      } else {
+        StrAppend(out, key, " = ", MeshText(value));
+      }
+    }
+    return out + ">";
+  }
+  return attr.ToString();
+}
+
 }  // namespace
 
 StatusOr<ir::Attribute> DecodeVhloAttribute(AttrTypeTable& table,
@@ -294,7 +332,7 @@ StatusOr<ir::Attribute> DecodeVhloAttribute(AttrTypeTable& table,
         ASSIGN_OR_RETURN(ir::Attribute value, table.ReadAttribute(reader));
         entries.emplace_back(std::move(name), std::move(value));
       }
-      return ir::Attribute::Dictionary(std::move(entries));
+      return MakeDictionary(std::move(entries));
     }
     case kFftTypeV1:
       return ReadEnum(reader, ir::EnumKind::kFftType);
@@ -398,11 +436,14 @@ StatusOr<ir::Attribute> DecodeVhloAttribute(AttrTypeTable& table,
     case kReplicaGroupMeshAxesV1: {
       ASSIGN_OR_RETURN(ir::Attribute mesh, table.ReadAttribute(reader));
       ASSIGN_OR_RETURN(ir::Attribute axes, table.ReadAttribute(reader));
-      if (mesh.is(ir::AttrKind::kString)) {
-        mesh = ir::Attribute::SymbolRef(mesh.string_value());
+      if (!mesh.is(ir::AttrKind::kString)) {
+        return reader.Error("mesh name must be a string, got ",
+                            mesh.ToString());
       }
-      return ir::Attribute::DialectStruct("stablehlo.replica_group_mesh_axes",
-                                          {{"mesh", mesh}, {"axes", axes}});
+      return table.AttributeFromText(
+          StrCat("#stablehlo.replica_group_mesh_axes<mesh = ",
+                 ir::Attribute::SymbolRef(mesh.string_value()).ToString(),
+                 ", axes = ", MeshText(axes), ">"));
     }
     case kMeshAxisV1: {
       ASSIGN_OR_RETURN(ir::Attribute name, table.ReadAttribute(reader));
@@ -415,15 +456,15 @@ StatusOr<ir::Attribute> DecodeVhloAttribute(AttrTypeTable& table,
     }
     case kMeshV1: {
       ASSIGN_OR_RETURN(ir::Attribute axes, table.ReadAttribute(reader));
-      std::vector<ir::NamedAttribute> fields = {{"axes", axes}};
+      std::string text = StrCat("#stablehlo.mesh<axes = ", MeshText(axes));
       uint64_t device_ids;
       bool present;
       RETURN_IF_ERROR(reader.ReadVarIntWithFlag(device_ids, present));
       if (present) {
         ASSIGN_OR_RETURN(ir::Attribute ids, table.Attribute(device_ids));
-        fields.emplace_back("device_ids", ids);
+        StrAppend(text, ", device_ids = ", MeshText(ids));
       }
-      return ir::Attribute::DialectStruct("stablehlo.mesh", std::move(fields));
+      return table.AttributeFromText(text + ">");
     }
     default:
       return reader.Error("unknown VHLO attribute code ", code,

@@ -1,0 +1,20 @@
+// libFuzzer target for the bytecode reader: any input must decode or give
+// an error, never crash, hang or allocate without bound. Seed it with the
+// corpus artifacts:
+//   bytecode_fuzzer -max_total_time=600 <work dir>
+//   ../shared/corpus/stablehlo/vhlo
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "parse/bytecode/reader.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  auto module = kiln::parse::bytecode::ReadBytecodeModule(bytes, "fuzz");
+  if (!module.ok()) {
+    // Errors must say something.
+    if (module.status().message().empty()) __builtin_trap();
+  }
+  return 0;
+}
