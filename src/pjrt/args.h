@@ -10,6 +10,7 @@
 #define KILN_PJRT_ARGS_H_
 
 #include <cstddef>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string_view>
@@ -64,6 +65,17 @@ Status CheckStruct(const T* s, size_t needed,
 #define KILN_PJRT_CHECK_ARGS(args, T, last_needed_field) \
   RETURN_IF_ERROR(::kiln::pjrt::CheckStruct<T>(          \
       args, PJRT_STRUCT_SIZE(T, last_needed_field)))
+
+// The integer in an enum field a caller filled. C lets any int through an
+// enum; C++ must not load a value outside the enumerators' range, so the
+// bytes are copied out instead.
+template <typename Enum>
+int RawEnumValue(const Enum& field) {
+  static_assert(sizeof(Enum) == sizeof(int));
+  int value;
+  std::memcpy(&value, &field, sizeof(value));
+  return value;
+}
 
 // Turns a failed status into an error the caller owns; OK into null.
 PJRT_Error* ToPjrtError(Status status);

@@ -30,7 +30,7 @@ void CopyRawToHostFutureReady(
   std::unique_ptr<DeferredCopyData> data(
       static_cast<DeferredCopyData*>(args->callback_data));
   auto code =
-      StatusCodeFromPjrt(args->error_code,
+      StatusCodeFromPjrt(RawEnumValue(args->error_code),
                          "PJRT_Buffer_CopyRawToHostFuture_Callback_Args."
                          "error_code");
   if (!code.ok()) {

@@ -36,10 +36,12 @@ PJRT_Error* PJRT_Client_BufferFromHostBuffer(
     KILN_PJRT_CHECK_ARGS(args, PJRT_Client_BufferFromHostBuffer_Args, buffer);
     ASSIGN_OR_RETURN(PJRT_Client * client,
                      CheckClient(args->client, StrCat(kWhat, "client")));
-    ASSIGN_OR_RETURN(runtime::Shape shape,
-                     ReadShape(args->type, args->dims, args->num_dims, kWhat));
-    ASSIGN_OR_RETURN(runtime::HostBufferSemantics semantics,
-                     SemanticsFromPjrt(args->host_buffer_semantics));
+    ASSIGN_OR_RETURN(
+        runtime::Shape shape,
+        ReadShape(RawEnumValue(args->type), args->dims, args->num_dims, kWhat));
+    ASSIGN_OR_RETURN(
+        runtime::HostBufferSemantics semantics,
+        SemanticsFromPjrt(RawEnumValue(args->host_buffer_semantics)));
     std::optional<std::span<const int64_t>> strides;
     if (args->num_byte_strides > 0) {
       if (args->num_byte_strides != shape.rank()) {
@@ -79,9 +81,10 @@ PJRT_Error* PJRT_Client_CreateUninitializedBuffer(
                          buffer);
     ASSIGN_OR_RETURN(PJRT_Client * client,
                      CheckClient(args->client, StrCat(kWhat, "client")));
-    ASSIGN_OR_RETURN(runtime::Shape shape,
-                     ReadShape(args->shape_element_type, args->shape_dims,
-                               args->shape_num_dims, StrCat(kWhat, "shape_")));
+    ASSIGN_OR_RETURN(
+        runtime::Shape shape,
+        ReadShape(RawEnumValue(args->shape_element_type), args->shape_dims,
+                  args->shape_num_dims, StrCat(kWhat, "shape_")));
     RETURN_IF_ERROR(CheckDeviceLayout(args->shape_layout, shape,
                                       StrCat(kWhat, "shape_layout")));
     ASSIGN_OR_RETURN(Memory * memory, ResolvePlacement(client, args->device,
@@ -103,9 +106,9 @@ PJRT_Error* PJRT_Client_CreateViewOfDeviceBuffer(
                          buffer);
     ASSIGN_OR_RETURN(PJRT_Client * client,
                      CheckClient(args->client, StrCat(kWhat, "client")));
-    ASSIGN_OR_RETURN(
-        runtime::Shape shape,
-        ReadShape(args->element_type, args->dims, args->num_dims, kWhat));
+    ASSIGN_OR_RETURN(runtime::Shape shape,
+                     ReadShape(RawEnumValue(args->element_type), args->dims,
+                               args->num_dims, kWhat));
     RETURN_IF_ERROR(
         CheckDeviceLayout(args->layout, shape, StrCat(kWhat, "layout")));
     PJRT_Memory* requested_memory =
@@ -154,9 +157,9 @@ PJRT_Error* PJRT_Client_CreateErrorBuffer(
     KILN_PJRT_CHECK_ARGS(args, PJRT_Client_CreateErrorBuffer_Args, buffer);
     ASSIGN_OR_RETURN(PJRT_Client * client,
                      CheckClient(args->client, StrCat(kWhat, "client")));
-    ASSIGN_OR_RETURN(
-        StatusCode code,
-        StatusCodeFromPjrt(args->error_code, StrCat(kWhat, "error_code")));
+    ASSIGN_OR_RETURN(StatusCode code,
+                     StatusCodeFromPjrt(RawEnumValue(args->error_code),
+                                        StrCat(kWhat, "error_code")));
     if (code == StatusCode::kOk) {
       return InvalidArgumentError(kWhat,
                                   "error_code is OK; an error buffer needs an "
@@ -183,9 +186,10 @@ PJRT_Error* PJRT_Client_CreateErrorBuffer(
         error = error.WithPayload(entry.name, std::move(*value));
       }
     }
-    ASSIGN_OR_RETURN(runtime::Shape shape,
-                     ReadShape(args->shape_element_type, args->shape_dims,
-                               args->shape_num_dims, StrCat(kWhat, "shape_")));
+    ASSIGN_OR_RETURN(
+        runtime::Shape shape,
+        ReadShape(RawEnumValue(args->shape_element_type), args->shape_dims,
+                  args->shape_num_dims, StrCat(kWhat, "shape_")));
     RETURN_IF_ERROR(CheckDeviceLayout(args->shape_layout, shape,
                                       StrCat(kWhat, "shape_layout")));
     ASSIGN_OR_RETURN(Memory * memory,

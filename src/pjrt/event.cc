@@ -93,9 +93,9 @@ PJRT_Error* PJRT_Event_Set(PJRT_Event_Set_Args* args) {
           "PJRT_Event_Set: the event was made by Kiln to report its own work "
           "and can only be set by Kiln; set events made by PJRT_Event_Create");
     }
-    ASSIGN_OR_RETURN(
-        StatusCode code,
-        StatusCodeFromPjrt(args->error_code, "PJRT_Event_Set_Args.error_code"));
+    ASSIGN_OR_RETURN(StatusCode code,
+                     StatusCodeFromPjrt(RawEnumValue(args->error_code),
+                                        "PJRT_Event_Set_Args.error_code"));
     if (code == StatusCode::kOk) return event->event->Set(OkStatus());
     if (args->error_message == nullptr && args->error_message_size > 0) {
       return InvalidArgumentError("PJRT_Event_Set_Args.error_message is null");

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <span>
 
+#include "pjrt/args.h"
 #include "runtime/host_layout.h"
 
 namespace kiln::pjrt {
@@ -11,7 +12,8 @@ StatusOr<std::vector<int64_t>> HostStrides(
     const PJRT_Buffer_MemoryLayout* layout, const runtime::Shape& shape,
     std::string_view what) {
   if (layout == nullptr) return std::vector<int64_t>();
-  switch (layout->type) {
+  const int type = RawEnumValue(layout->type);
+  switch (type) {
     case PJRT_Buffer_MemoryLayout_Type_Tiled: {
       const PJRT_Buffer_MemoryLayout_Tiled& tiled = layout->tiled;
       if (tiled.num_tiles != 0) {
@@ -49,8 +51,7 @@ StatusOr<std::vector<int64_t>> HostStrides(
           strides.byte_strides + strides.num_byte_strides);
     }
     default:
-      return InvalidArgumentError(what, ".type is ",
-                                  static_cast<int>(layout->type),
+      return InvalidArgumentError(what, ".type is ", type,
                                   ", which is not a "
                                   "PJRT_Buffer_MemoryLayout_Type");
   }

@@ -95,7 +95,8 @@ StatusOr<std::vector<NamedValue>> ReadNamedValues(const PJRT_NamedValue* values,
     }
     NamedValue out;
     out.name.assign(in.name == nullptr ? "" : in.name, in.name_size);
-    switch (in.type) {
+    const int type = RawEnumValue(in.type);
+    switch (type) {
       case PJRT_NamedValue_kString:
         if (in.value_size > kMaxNamedValueBytes) {
           return InvalidArgumentError(
@@ -131,8 +132,7 @@ StatusOr<std::vector<NamedValue>> ReadNamedValues(const PJRT_NamedValue* values,
         out.value = in.bool_value;
         break;
       default:
-        return InvalidArgumentError(entry, " (", out.name, ") has type ",
-                                    static_cast<int>(in.type),
+        return InvalidArgumentError(entry, " (", out.name, ") has type ", type,
                                     ", which is not a PJRT_NamedValue_Type");
     }
     result.push_back(std::move(out));

@@ -93,7 +93,8 @@ TEST_F(BadInputTest, NewerCallersWithALargerStructWork) {
 
 TEST_F(BadInputTest, UnknownExtensionsInAChainAreIgnored) {
   PJRT_Extension_Base second{PJRT_Extension_Base_STRUCT_SIZE,
-                             static_cast<PJRT_Extension_Type>(9999), nullptr};
+                             PJRT_Extension_Type_Unknown, nullptr};
+  SetRawEnum(second.type, 9999);
   PJRT_Extension_Base first{PJRT_Extension_Base_STRUCT_SIZE,
                             PJRT_Extension_Type_Profiler, &second};
   auto create = KILN_ARGS(PJRT_Client_Create_Args);
@@ -175,7 +176,7 @@ TEST_F(BadInputTest, BadEnumValues) {
   upload.dims = dims.data();
   upload.num_dims = 1;
   upload.device = Devices()[0];
-  upload.host_buffer_semantics = static_cast<PJRT_HostBufferSemantics>(7);
+  SetRawEnum(upload.host_buffer_semantics, 7);
   ErrorInfo error =
       TakeError(api_, api_->PJRT_Client_BufferFromHostBuffer(&upload));
   EXPECT_EQ(error.code, PJRT_Error_Code_INVALID_ARGUMENT);
@@ -184,7 +185,7 @@ TEST_F(BadInputTest, BadEnumValues) {
   PJRT_NamedValue option = KILN_ARGS(PJRT_NamedValue);
   option.name = "cpu_device_count";
   option.name_size = 16;
-  option.type = static_cast<PJRT_NamedValue_Type>(9);
+  SetRawEnum(option.type, 9);
   auto create = KILN_ARGS(PJRT_Client_Create_Args);
   create.create_options = &option;
   create.num_options = 1;
@@ -194,7 +195,7 @@ TEST_F(BadInputTest, BadEnumValues) {
   PJRT_ASSERT_OK(api_, api_->PJRT_Event_Create(&event));
   auto set = KILN_ARGS(PJRT_Event_Set_Args);
   set.event = event.event;
-  set.error_code = static_cast<PJRT_Error_Code>(42);
+  SetRawEnum(set.error_code, 42);
   EXPECT_EQ(TakeError(api_, api_->PJRT_Event_Set(&set)).code,
             PJRT_Error_Code_INVALID_ARGUMENT);
   set.error_code = PJRT_Error_Code_OK;

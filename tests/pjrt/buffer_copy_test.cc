@@ -283,7 +283,7 @@ TEST_F(BufferCopyTest, ErrorBuffersNeedAnError) {
   args.memory = DefaultMemory(Devices()[0]);
   EXPECT_EQ(TakeError(api_, api_->PJRT_Client_CreateErrorBuffer(&args)).code,
             PJRT_Error_Code_INVALID_ARGUMENT);
-  args.error_code = static_cast<PJRT_Error_Code>(17);
+  SetRawEnum(args.error_code, 17);
   EXPECT_EQ(TakeError(api_, api_->PJRT_Client_CreateErrorBuffer(&args)).code,
             PJRT_Error_Code_INVALID_ARGUMENT);
 }

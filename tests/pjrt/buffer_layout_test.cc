@@ -198,7 +198,7 @@ TEST_F(BufferLayoutTest, TiledLayoutsMustBePermutationsWithoutTiles) {
   EXPECT_EQ(DownloadWithLayout(buffer, &tiled, out.data(), 24).code,
             PJRT_Error_Code_UNIMPLEMENTED);
   PJRT_Buffer_MemoryLayout unknown = TiledLayout(order);
-  unknown.type = static_cast<PJRT_Buffer_MemoryLayout_Type>(7);
+  SetRawEnum(unknown.type, 7);
   EXPECT_EQ(DownloadWithLayout(buffer, &unknown, out.data(), 24).code,
             PJRT_Error_Code_INVALID_ARGUMENT);
   DestroyBuffer(buffer);

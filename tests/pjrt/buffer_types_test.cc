@@ -161,7 +161,7 @@ TEST_F(BufferTypesTest, InvalidAndUnknownTypesAreRejected) {
     auto args = KILN_ARGS(PJRT_Client_BufferFromHostBuffer_Args);
     args.client = client_;
     args.data = data;
-    args.type = static_cast<PJRT_Buffer_Type>(type);
+    SetRawEnum(args.type, type);
     args.dims = dims.data();
     args.num_dims = 1;
     args.device = Devices()[0];

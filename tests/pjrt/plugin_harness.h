@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,14 @@ ErrorInfo TakeError(const PJRT_Api* api, PJRT_Error* error);
 
 // "OK" or "CODE: message", for assertion output.
 std::string Describe(const ErrorInfo& info);
+
+// Stores `value` in an enum field, even one outside the enumerators' range
+// (as a C caller may): C++ cannot form such an enum value directly.
+template <typename Enum>
+void SetRawEnum(Enum& field, int value) {
+  static_assert(sizeof(Enum) == sizeof(int));
+  std::memcpy(&field, &value, sizeof(value));
+}
 
 // Zero-initialized args with struct_size set to the full current size.
 template <typename T>
