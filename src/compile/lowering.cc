@@ -504,9 +504,12 @@ Status Lowering::LowerOp(const ir::Operation& op) {
 }
 
 Status Lowering::LowerOpNoLifetimes(const ir::Operation& op) {
-  // Ops of other dialects and custom calls go through the registry.
-  const LowerFn* fn = nullptr;
-  if (op.is(ir::OpCode::kCustomCall)) {
+  // Ops of other dialects and custom calls go through the registry, which
+  // may also override any op by its name (test tooling does, for infeed).
+  const LowerFn* fn = custom_calls_.Find(op.name());
+  if (fn != nullptr) {
+    // An override.
+  } else if (op.is(ir::OpCode::kCustomCall)) {
     ir::Attribute target = op.GetAttr("call_target_name");
     std::string name = target.is(ir::AttrKind::kString) ? target.string_value()
                        : target.is(ir::AttrKind::kSymbolRef)
@@ -595,18 +598,18 @@ Status Lowering::LowerQuantizedThroughFloat(const ir::Operation& op,
   return OkStatus();
 }
 
-Status Lowering::InlineCall(const ir::Operation& call,
-                            const ir::Operation& callee,
-                            const std::vector<std::vector<SlotId>>& arguments) {
+StatusOr<std::vector<std::vector<SlotId>>> Lowering::LowerFunction(
+    const ir::Operation& at, const ir::Operation& callee,
+    const std::vector<std::vector<SlotId>>& arguments) {
   if (std::find(call_stack_.begin(), call_stack_.end(), &callee) !=
       call_stack_.end()) {
-    return InvalidArgumentError(call.Describe(), ": recursive call of @",
+    return InvalidArgumentError(at.Describe(), ": recursive call of @",
                                 ir::func::Name(callee));
   }
   const ir::Block& body = ir::func::Body(callee);
   if (body.num_arguments() != static_cast<int>(arguments.size())) {
     return InvalidArgumentError(
-        call.Describe(), ": @", ir::func::Name(callee), " takes ",
+        at.Describe(), ": @", ir::func::Name(callee), " takes ",
         body.num_arguments(), " arguments; the call passes ", arguments.size());
   }
   for (int i = 0; i < body.num_arguments(); ++i) {
@@ -616,14 +619,26 @@ Status Lowering::InlineCall(const ir::Operation& call,
   auto results = LowerBlockBody(body);
   call_stack_.pop_back();
   RETURN_IF_ERROR(results.status());
-  if (static_cast<int>(results->size()) != call.num_results()) {
+  std::vector<std::vector<SlotId>> leaves;
+  for (const ir::Value* value : *results) {
+    ASSIGN_OR_RETURN(std::vector<SlotId> value_leaves, Leaves(value));
+    leaves.push_back(std::move(value_leaves));
+  }
+  return leaves;
+}
+
+Status Lowering::InlineCall(const ir::Operation& call,
+                            const ir::Operation& callee,
+                            const std::vector<std::vector<SlotId>>& arguments) {
+  ASSIGN_OR_RETURN(std::vector<std::vector<SlotId>> results,
+                   LowerFunction(call, callee, arguments));
+  if (static_cast<int>(results.size()) != call.num_results()) {
     return InvalidArgumentError(
         call.Describe(), ": @", ir::func::Name(callee), " returns ",
-        results->size(), " values; the call expects ", call.num_results());
+        results.size(), " values; the call expects ", call.num_results());
   }
   for (int i = 0; i < call.num_results(); ++i) {
-    ASSIGN_OR_RETURN(std::vector<SlotId> leaves, Leaves((*results)[i]));
-    Bind(call.result(i), std::move(leaves));
+    Bind(call.result(i), std::move(results[i]));
   }
   return OkStatus();
 }

@@ -140,6 +140,12 @@ class Lowering {
   // Lowers one op through the registries (used by LowerBlockBody; callable
   // for decompositions built on the fly).
   Status LowerOp(const ir::Operation& op);
+  // Lowers the body of function `callee` in place with its arguments bound
+  // to `arguments`; returns its results' slots. `at` names the caller in
+  // errors.
+  StatusOr<std::vector<std::vector<SlotId>>> LowerFunction(
+      const ir::Operation& at, const ir::Operation& callee,
+      const std::vector<std::vector<SlotId>>& arguments);
   // Inlines `callee` with its arguments bound to `arguments`; binds the
   // call's results.
   Status InlineCall(const ir::Operation& call, const ir::Operation& callee,

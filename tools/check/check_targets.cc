@@ -22,7 +22,8 @@ enum class Mode { kExact, kUlps, kAbsolute };
 
 struct Comparison {
   Mode mode = Mode::kExact;
-  int64_t max_ulps = 0;
+  uint64_t max_ulps = 0;
+  uint64_t min_ulps = 0;  // expect_close's min_ulp_difference
   double tolerance = 0;
   bool expected_first = false;  // operand 0 is the expected value
 };
@@ -50,6 +51,21 @@ uint64_t RawBits(ElementType type, const std::byte* data, int64_t index) {
 // equal.
 bool CloseReal(double a, double b, ElementType type, uint64_t bits_a,
                uint64_t bits_b, const Comparison& c) {
+  if (c.mode == Mode::kUlps) {
+    // The ULP distance: 0 for equal values (and NaN against NaN), the
+    // largest distance when either side is not finite, else the number of
+    // representable values between them. Passes within [min, max].
+    uint64_t distance;
+    if ((std::isnan(a) && std::isnan(b)) || a == b) {
+      distance = 0;
+    } else if (!std::isfinite(a) || !std::isfinite(b)) {
+      distance = ~uint64_t{0};
+    } else {
+      int64_t keys = UlpKey(type, bits_a) - UlpKey(type, bits_b);
+      distance = static_cast<uint64_t>(keys < 0 ? -keys : keys);
+    }
+    return distance >= c.min_ulps && distance <= c.max_ulps;
+  }
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
   if (a == b) return true;
   if (!std::isfinite(a) || !std::isfinite(b)) return false;
@@ -212,28 +228,34 @@ double ToleranceAttr(const ir::Operation& op, double fallback) {
 // files; here they stay in memory for the run).
 struct ProbeStore {
   std::mutex mutex;
-  std::map<std::string, std::string> values;
+  std::map<std::string, std::vector<std::string>> values;  // per iteration
 };
 
 class ProbeKernel : public exec::Kernel {
  public:
-  ProbeKernel(std::shared_ptr<ProbeStore> store, std::string id, bool record)
-      : store_(std::move(store)), id_(std::move(id)), record_(record) {}
+  ProbeKernel(std::shared_ptr<ProbeStore> store, std::string id, bool record,
+              int64_t iteration)
+      : store_(std::move(store)),
+        id_(std::move(id)),
+        record_(record),
+        iteration_(iteration) {}
   Status Run(exec::RunContext& ctx, const exec::Step& step) const override {
     exec::SlotId input = step.inputs[0];
     std::string bytes(reinterpret_cast<const char*>(ctx.slot(input)),
                       ctx.slot_info(input).byte_size());
     std::lock_guard<std::mutex> lock(store_->mutex);
     if (record_) {
-      store_->values[id_] = bytes;
+      store_->values[id_].push_back(bytes);
       if (!step.outputs.empty()) ctx.CopySlot(input, step.outputs[0]);
       return OkStatus();
     }
     auto it = store_->values.find(id_);
-    if (it == store_->values.end()) {
-      return AbortedError("check failed: no probe \"", id_, "\" was recorded");
+    if (it == store_->values.end() ||
+        iteration_ >= static_cast<int64_t>(it->second.size())) {
+      return AbortedError("check failed: probe \"", id_, "\" iteration ",
+                          iteration_, " was not recorded");
     }
-    if (it->second != bytes) {
+    if (it->second[iteration_] != bytes) {
       return AbortedError("check failed: value differs from probe \"", id_,
                           "\"");
     }
@@ -244,13 +266,14 @@ class ProbeKernel : public exec::Kernel {
   std::shared_ptr<ProbeStore> store_;
   std::string id_;
   bool record_;
+  int64_t iteration_;
 };
 
 }  // namespace
 
 void RegisterCheckTargets(compile::CustomCallRegistry& registry) {
   Comparison exact{Mode::kExact};
-  Comparison close{Mode::kUlps, kExpectCloseUlps};
+  Comparison close{.mode = Mode::kUlps, .max_ulps = kExpectCloseUlps};
   registry.Register("check.expect_eq",
                     [exact](Lowering& l, const ir::Operation& op) {
                       return LowerCheck(l, op, exact, false);
@@ -260,7 +283,10 @@ void RegisterCheckTargets(compile::CustomCallRegistry& registry) {
                       Comparison c = close;
                       ir::Attribute ulps = op.GetAttr("max_ulp_difference");
                       if (ulps.is(ir::AttrKind::kInteger))
-                        c.max_ulps = ulps.int_value();
+                        c.max_ulps = static_cast<uint64_t>(ulps.int_value());
+                      ir::Attribute min = op.GetAttr("min_ulp_difference");
+                      if (min.is(ir::AttrKind::kInteger))
+                        c.min_ulps = static_cast<uint64_t>(min.int_value());
                       return LowerCheck(l, op, c, false);
                     });
   registry.Register("check.expect_almost_eq", [](Lowering& l,
@@ -268,13 +294,18 @@ void RegisterCheckTargets(compile::CustomCallRegistry& registry) {
     // The custom call of testdata/ uses 1e-3; the check op its attribute.
     double fallback = op.is(ir::OpCode::kCustomCall) ? kExpectAlmostEqTolerance
                                                      : kCheckOpDefaultTolerance;
-    return LowerCheck(l, op, {Mode::kAbsolute, 0, ToleranceAttr(op, fallback)},
-                      false);
+    return LowerCheck(
+        l, op,
+        {.mode = Mode::kAbsolute, .tolerance = ToleranceAttr(op, fallback)},
+        false);
   });
   registry.Register("check.eq", [](Lowering& l, const ir::Operation& op) {
     // check.eq(expected, actual): the expected value comes first.
-    return LowerCheck(
-        l, op, {Mode::kAbsolute, 0, kCheckOpDefaultTolerance, true}, false);
+    return LowerCheck(l, op,
+                      {.mode = Mode::kAbsolute,
+                       .tolerance = kCheckOpDefaultTolerance,
+                       .expected_first = true},
+                      false);
   });
   registry.Register("check.expect_eq_const",
                     [exact](Lowering& l, const ir::Operation& op) {
@@ -284,7 +315,8 @@ void RegisterCheckTargets(compile::CustomCallRegistry& registry) {
       "check.expect_almost_eq_const", [](Lowering& l, const ir::Operation& op) {
         return LowerCheck(
             l, op,
-            {Mode::kAbsolute, 0, ToleranceAttr(op, kCheckOpDefaultTolerance)},
+            {.mode = Mode::kAbsolute,
+             .tolerance = ToleranceAttr(op, kCheckOpDefaultTolerance)},
             true);
       });
   auto store = std::make_shared<ProbeStore>();
@@ -300,14 +332,88 @@ void RegisterCheckTargets(compile::CustomCallRegistry& registry) {
         outputs.push_back(l.NewTemp(l.shape(input)));
         l.Bind(op.result(0), outputs[0]);
       }
+      ir::Attribute iter = op.GetAttr("iter");
+      int64_t iteration =
+          iter.is(ir::AttrKind::kInteger) ? iter.int_value() : 0;
       l.Emit(op,
-             std::make_unique<ProbeKernel>(store, id.string_value(), record),
+             std::make_unique<ProbeKernel>(store, id.string_value(), record,
+                                           iteration),
              {input}, outputs, /*foldable=*/false);
       return OkStatus();
     };
   };
   registry.Register("interpreter.probe", probe(true));
   registry.Register("check.expect_serialized_eq", probe(false));
+  // interpreter.run_parallel with one program: a call of it. Its `infeed`
+  // functions make the queue that stablehlo.infeed reads from, in order.
+  auto feed = std::make_shared<std::vector<std::vector<SlotId>>>();
+  registry.Register(
+      "interpreter.run_parallel",
+      [feed](Lowering& l, const ir::Operation& op) -> Status {
+        ir::Attribute infeed = op.GetAttr("infeed");
+        if (infeed.is(ir::AttrKind::kArray)) {
+          for (const ir::Attribute& ref : infeed.array()) {
+            const ir::Operation* producer =
+                ref.is(ir::AttrKind::kSymbolRef)
+                    ? l.module().LookupFunction(ref.symbol_root())
+                    : nullptr;
+            if (producer == nullptr) {
+              return InvalidArgumentError(op.Describe(),
+                                          ": bad infeed function");
+            }
+            ASSIGN_OR_RETURN(std::vector<std::vector<SlotId>> values,
+                             l.LowerFunction(op, *producer, {}));
+            for (auto& value : values) feed->push_back(std::move(value));
+          }
+        }
+        ir::Attribute programs = op.GetAttr("programs");
+        std::vector<std::string> names;
+        if (programs.is(ir::AttrKind::kArray)) {
+          for (const ir::Attribute& row : programs.array()) {
+            if (!row.is(ir::AttrKind::kArray)) continue;
+            for (const ir::Attribute& ref : row.array()) {
+              if (ref.is(ir::AttrKind::kSymbolRef))
+                names.push_back(ref.symbol_root());
+            }
+          }
+        }
+        if (names.size() != 1) {
+          return UnimplementedError(op.Describe(), ": needs ", names.size(),
+                                    " processes; Kiln runs one device here");
+        }
+        const ir::Operation* callee = l.module().LookupFunction(names[0]);
+        if (callee == nullptr) {
+          return InvalidArgumentError(op.Describe(), ": no function @",
+                                      names[0]);
+        }
+        std::vector<std::vector<SlotId>> arguments;
+        for (const ir::Value* operand : op.operands()) {
+          ASSIGN_OR_RETURN(std::vector<SlotId> leaves, l.Leaves(operand));
+          arguments.push_back(std::move(leaves));
+        }
+        return l.InlineCall(op, *callee, arguments);
+      });
+  registry.Register("stablehlo.infeed",
+                    [feed](Lowering& l, const ir::Operation& op) -> Status {
+                      // Results: the values, then a token.
+                      for (int i = 0; i + 1 < op.num_results(); ++i) {
+                        if (feed->empty()) {
+                          return FailedPreconditionError(
+                              op.Describe(), ": the infeed queue is empty");
+                        }
+                        l.Bind(op.result(i), feed->front());
+                        feed->erase(feed->begin());
+                      }
+                      if (op.num_results() > 0)
+                        l.Bind(op.result(op.num_results() - 1), l.NewToken());
+                      return OkStatus();
+                    });
+  registry.Register("stablehlo.outfeed",
+                    [](Lowering& l, const ir::Operation& op) {
+                      // The values go nowhere here; the result is a token.
+                      l.Bind(op.result(0), l.NewToken());
+                      return OkStatus();
+                    });
   registry.Register("interpreter.print",
                     [](Lowering&, const ir::Operation&) { return OkStatus(); });
 }

@@ -44,10 +44,11 @@ int64_t ParallelPrograms(ir::Module& module) {
   return most;
 }
 
-// The function to run: @main, the only public function, or the only
-// public function no other function calls.
-const ir::Operation* FindEntry(const ir::Module& module) {
-  if (const ir::Operation* entry = module.EntryFunction()) return entry;
+// The functions to run: @main, the only public function, or else every
+// public function without arguments that no other function calls (a file
+// of several test functions).
+std::vector<const ir::Operation*> FindEntries(const ir::Module& module) {
+  if (const ir::Operation* entry = module.EntryFunction()) return {entry};
   std::set<std::string> called;
   for (ir::Operation* func : module.Functions()) {
     func->Walk([&](ir::Operation& op) {
@@ -55,18 +56,28 @@ const ir::Operation* FindEntry(const ir::Module& module) {
         ir::Attribute ref = op.GetAttr(name);
         if (ref.is(ir::AttrKind::kSymbolRef)) called.insert(ref.symbol_root());
       }
+      ir::Attribute programs = op.GetAttr("programs");
+      if (programs.is(ir::AttrKind::kArray)) {
+        for (const ir::Attribute& row : programs.array()) {
+          if (!row.is(ir::AttrKind::kArray)) continue;
+          for (const ir::Attribute& ref : row.array()) {
+            if (ref.is(ir::AttrKind::kSymbolRef))
+              called.insert(ref.symbol_root());
+          }
+        }
+      }
     });
   }
-  const ir::Operation* entry = nullptr;
+  std::vector<const ir::Operation*> entries;
   for (ir::Operation* func : module.Functions()) {
     if (!ir::func::IsPublic(*func) ||
-        called.count(std::string(ir::func::Name(*func)))) {
+        called.count(std::string(ir::func::Name(*func))) ||
+        ir::func::Body(*func).num_arguments() > 0) {
       continue;
     }
-    if (entry != nullptr) return nullptr;
-    entry = func;
+    entries.push_back(func);
   }
-  return entry;
+  return entries;
 }
 
 // Cancels runs that pass their deadline.
@@ -119,6 +130,41 @@ struct Case {
   std::string load_error;  // the file could not be read
 };
 
+// Compiles `entry` with the check targets and runs it on random inputs
+// (specialized on concrete shapes when its types are dynamic).
+Status RunEntry(const ir::Module& module, const ir::Operation& entry,
+                const CorpusOptions& options, Watchdog& watchdog,
+                Clock::time_point deadline) {
+  compile::CustomCallRegistry registry(&compile::CustomCallRegistry::Builtin());
+  RegisterCheckTargets(registry);
+  compile::CompileOptions compile_options;
+  compile_options.entry = std::string(ir::func::Name(entry));
+  compile_options.custom_calls = &registry;
+  ConcreteArguments concrete = ConcretizeArguments(entry, options.dynamic_size);
+  compile_options.argument_types = concrete.types;
+  compile_options.argument_values = concrete.values;
+  auto plan = compile::Compile(module, compile_options);
+  if (!plan.ok()) return plan.status().WithContext("compile");
+  ASSIGN_OR_RETURN(std::vector<exec::AlignedBuffer> arguments,
+                   RandomArguments(**plan, 1234));
+  for (const auto& [index, bytes] : concrete.values) {
+    if (index < static_cast<int>(arguments.size()) &&
+        arguments[index].size() >= bytes.size()) {
+      std::memcpy(arguments[index].data(), bytes.data(), bytes.size());
+    }
+  }
+  std::vector<const void*> pointers;
+  for (const auto& buffer : arguments) pointers.push_back(buffer.data());
+  std::atomic<bool> cancel{false};
+  watchdog.Watch(&cancel, deadline);
+  exec::OwningOutputAllocator allocator;
+  exec::RunOptions run_options;
+  run_options.cancel = &cancel;
+  auto outputs = exec::Execute(**plan, pointers, allocator, run_options);
+  watchdog.Forget(&cancel);
+  return outputs.status();
+}
+
 // Runs one case; a failed check or error is a failed case.
 CaseResult RunCase(const Case& c, const CorpusOptions& options,
                    Watchdog& watchdog) {
@@ -144,54 +190,28 @@ CaseResult RunCase(const Case& c, const CorpusOptions& options,
                          " processes (interpreter.run_parallel); Kiln runs "
                          "one device here"));
   }
-  const ir::Operation* entry = FindEntry(**module);
-  if (entry == nullptr) {
+  std::vector<const ir::Operation*> entries = FindEntries(**module);
+  if (entries.empty()) {
     if ((*module)->Functions().empty()) {
       return finish(CaseResult::Outcome::kPassed, "");  // nothing to run
     }
     return finish(CaseResult::Outcome::kFailed, "no entry function to run");
   }
-  compile::CustomCallRegistry registry(&compile::CustomCallRegistry::Builtin());
-  RegisterCheckTargets(registry);
-  compile::CompileOptions compile_options;
-  compile_options.entry = std::string(ir::func::Name(*entry));
-  compile_options.custom_calls = &registry;
-  ConcreteArguments concrete =
-      ConcretizeArguments(*entry, options.dynamic_size);
-  compile_options.argument_types = concrete.types;
-  compile_options.argument_values = concrete.values;
-  auto plan = compile::Compile(**module, compile_options);
-  if (!plan.ok()) {
-    return finish(CaseResult::Outcome::kFailed,
-                  StrCat("compile: ", plan.status().message()));
-  }
-  auto arguments = RandomArguments(**plan, 1234);
-  if (!arguments.ok()) {
-    return finish(CaseResult::Outcome::kFailed, arguments.status().ToString());
-  }
-  for (const auto& [index, bytes] : concrete.values) {
-    if (index < static_cast<int>(arguments->size()) &&
-        (*arguments)[index].size() >= bytes.size()) {
-      std::memcpy((*arguments)[index].data(), bytes.data(), bytes.size());
+  for (const ir::Operation* entry : entries) {
+    Status status = RunEntry(
+        **module, *entry, options, watchdog,
+        start + std::chrono::milliseconds(
+                    static_cast<int64_t>(options.timeout_seconds * 1000)));
+    if (!status.ok()) {
+      std::string reason(status.message());
+      if (status.code() == StatusCode::kCancelled) {
+        reason = StrCat("timed out after ", options.timeout_seconds, " s");
+      }
+      if (entries.size() > 1) {
+        reason = StrCat("@", ir::func::Name(*entry), ": ", reason);
+      }
+      return finish(CaseResult::Outcome::kFailed, std::move(reason));
     }
-  }
-  std::vector<const void*> pointers;
-  for (const auto& buffer : *arguments) pointers.push_back(buffer.data());
-  std::atomic<bool> cancel{false};
-  watchdog.Watch(&cancel,
-                 start + std::chrono::milliseconds(static_cast<int64_t>(
-                             options.timeout_seconds * 1000)));
-  exec::OwningOutputAllocator allocator;
-  exec::RunOptions run_options;
-  run_options.cancel = &cancel;
-  auto outputs = exec::Execute(**plan, pointers, allocator, run_options);
-  watchdog.Forget(&cancel);
-  if (!outputs.ok()) {
-    std::string reason(outputs.status().message());
-    if (outputs.status().code() == StatusCode::kCancelled) {
-      reason = StrCat("timed out after ", options.timeout_seconds, " s");
-    }
-    return finish(CaseResult::Outcome::kFailed, std::move(reason));
   }
   return finish(CaseResult::Outcome::kPassed, "");
 }

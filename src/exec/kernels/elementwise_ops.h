@@ -105,11 +105,19 @@ inline c128 ComplexLog1p(c128 z) {
   return std::log(c128(1.0 + x, y));
 }
 inline c128 ComplexLogistic(c128 z) { return 1.0 / (1.0 + std::exp(-z)); }
+// exp(x + iy) = exp(x) (cos y + i sin y) without C99's special cases for
+// infinite parts (an infinite y gives NaN, as the StableHLO reference does);
+// y = 0 keeps the imaginary part exact.
+inline c128 ComplexExp(c128 z) {
+  double e = std::exp(z.real());
+  if (z.imag() == 0) return {e, z.imag()};
+  return {e * std::cos(z.imag()), e * std::sin(z.imag())};
+}
 
 KILN_FLOAT_COMPLEX_FN(Sqrt, std::sqrt(v), std::sqrt(v))
 KILN_FLOAT_COMPLEX_FN(Rsqrt, 1.0 / std::sqrt(v), 1.0 / std::sqrt(v))
-KILN_FLOAT_FN(Cbrt, std::cbrt(v))
-KILN_FLOAT_COMPLEX_FN(Exp, std::exp(v), std::exp(v))
+KILN_FLOAT_COMPLEX_FN(Cbrt, std::cbrt(v), std::exp(std::log(v) / 3.0))
+KILN_FLOAT_COMPLEX_FN(Exp, std::exp(v), ComplexExp(v))
 KILN_FLOAT_COMPLEX_FN(Expm1, std::expm1(v), ComplexExpm1(v))
 KILN_FLOAT_COMPLEX_FN(Log, std::log(v), std::log(v))
 KILN_FLOAT_COMPLEX_FN(Log1p, std::log1p(v), ComplexLog1p(v))
@@ -266,9 +274,22 @@ struct Square {
   static T Apply(T x, int) {
     return WrapMul(x, x);
   }
-  template <FloatOrComplex T>
+  template <Float T>
   static T Apply(T x, int) {
     return x * x;
+  }
+  // (x + iy)^2 = (x - y)(x + y) + 2xy i, which overflows only where the
+  // result does (CHLO's decomposition).
+  // (x + iy)^2 = (x - y)(x + y) + 2xy i, which overflows only where the
+  // result does; the real part is exactly 0 when |x| = |y| is finite.
+  template <Complex T>
+  static T Apply(T z, int) {
+    using R = typename T::value_type;
+    R x = z.real(), y = z.imag();
+    R real = std::isfinite(x) && std::fabs(x) == std::fabs(y)
+                 ? R(0)
+                 : (x - y) * (x + y);
+    return T(real, R(2) * (x * y));
   }
 };
 
@@ -445,6 +466,15 @@ struct Atan2 {
   static T Apply(T a, T b, int) {
     return static_cast<T>(
         std::atan2(static_cast<double>(a), static_cast<double>(b)));
+  }
+  // atan2(y, x) = -i log((x + iy) / sqrt(x^2 + y^2)) (spec: atan2).
+  template <Complex T>
+  static T Apply(T a, T b, int) {
+    c128 y(a.real(), a.imag()), x(b.real(), b.imag());
+    c128 i(0, 1);
+    c128 r = -i * std::log((x + i * y) / std::sqrt(x * x + y * y));
+    return T(static_cast<typename T::value_type>(r.real()),
+             static_cast<typename T::value_type>(r.imag()));
   }
 };
 

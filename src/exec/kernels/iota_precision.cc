@@ -1,6 +1,7 @@
 // iota and reduce_precision.
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "exec/executor.h"
 #include "exec/kernels/data_movement.h"
@@ -53,7 +54,12 @@ T ReducePrecision(T value, int exponent_bits, int mantissa_bits) {
   constexpr int kSourceMantissa = sizeof(T) == 4 ? 23 : 52;
   constexpr int kSourceExponent = sizeof(T) == 4 ? 8 : 11;
   constexpr int kBits = sizeof(T) * 8;
-  if (std::isnan(value)) return value;
+  if (std::isnan(value)) {
+    // Without mantissa bits a NaN cannot stay a NaN: it becomes infinity.
+    if (mantissa_bits > 0) return value;
+    return std::signbit(value) ? -std::numeric_limits<T>::infinity()
+                               : std::numeric_limits<T>::infinity();
+  }
   Bits x;
   std::memcpy(&x, &value, sizeof(T));
   if (mantissa_bits < kSourceMantissa) {
