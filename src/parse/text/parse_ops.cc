@@ -42,15 +42,7 @@ Status Parser::PopNameScope() {
       !isolated_scopes_.empty() &&
       isolated_scopes_.back().first_name_scope == name_scopes_.size() - 1;
   name_scopes_.pop_back();
-  if (closes_isolated) {
-    IsolatedScope scope = std::move(isolated_scopes_.back());
-    isolated_scopes_.pop_back();
-    if (!scope.forward_refs.empty()) {
-      const auto& [key, ref] = *scope.forward_refs.begin();
-      return ErrorAt(ref.token, StrCat("use of undeclared SSA value ",
-                                       Describe(ref.token)));
-    }
-  }
+  if (closes_isolated) isolated_scopes_.pop_back();
   return OkStatus();
 }
 
@@ -106,20 +98,10 @@ StatusOr<ir::Value*> Parser::ResolveOperand(const OperandRef& ref,
     value = group->op ? group->op->result(group->first + ref.number)
                       : group->single;
   } else {
-    if (isolated_scopes_.empty()) {
-      return ErrorAt(ref.token,
-                     StrCat("use of undeclared SSA value ", ref.name));
-    }
-    auto& refs = isolated_scopes_.back().forward_refs;
-    auto key = std::make_pair(ref.name, ref.number);
-    auto it = refs.find(key);
-    if (it == refs.end()) {
-      placeholders_.push_back(
-          std::make_unique<ir::Value>(type, nullptr, nullptr, 0));
-      it = refs.emplace(key, ForwardRef{placeholders_.back().get(), ref.token})
-               .first;
-    }
-    value = it->second.placeholder;
+    // Values are defined before use: StableHLO regions are single blocks in
+    // SSA order (MLIR's verifier would reject the use as not dominated).
+    return ErrorAt(ref.token,
+                   StrCat("use of undeclared SSA value '", ref.name, "'"));
   }
   if (type && value->type() != type) {
     return ErrorAt(
@@ -149,37 +131,7 @@ Status Parser::ResolveOperands(const std::vector<OperandRef>& refs,
 }
 
 void Parser::SetOperands(ir::Operation& op, std::vector<ir::Value*> values) {
-  if (!placeholders_.empty()) {
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (!values[i]->defining_op() && !values[i]->owner_block()) {
-        placeholder_uses_[values[i]].push_back({&op, static_cast<int>(i)});
-      }
-    }
-  }
   op.set_operands(std::move(values));
-}
-
-Status Parser::ReplaceForwardRef(std::string_view name, int number,
-                                 ir::Value* value, const Token& token) {
-  if (isolated_scopes_.empty()) return OkStatus();
-  auto& refs = isolated_scopes_.back().forward_refs;
-  auto it = refs.find(std::make_pair(name, number));
-  if (it == refs.end()) return OkStatus();
-  ir::Value* placeholder = it->second.placeholder;
-  if (placeholder->type() && placeholder->type() != value->type()) {
-    return ErrorAt(it->second.token,
-                   StrCat("use of value '", name,
-                          "' expects different type than its "
-                          "definition: '",
-                          placeholder->type().ToString(), "' vs '",
-                          value->type().ToString(), "'"));
-  }
-  for (const PendingUse& use : placeholder_uses_[placeholder]) {
-    use.op->SetOperand(use.index, value);
-  }
-  placeholder_uses_.erase(placeholder);
-  refs.erase(it);
-  return OkStatus();
 }
 
 Status Parser::DefineValue(std::string_view name, const Token& token,
@@ -190,7 +142,7 @@ Status Parser::DefineValue(std::string_view name, const Token& token,
   ValueGroup group;
   group.single = value;
   name_scopes_.back().values.emplace(name, group);
-  return ReplaceForwardRef(name, 0, value, token);
+  return OkStatus();
 }
 
 // ---- Ops
@@ -268,10 +220,6 @@ Status Parser::ParseOperation(ir::Block& block) {
     value_group.first = first;
     value_group.count = group.count;
     name_scopes_.back().values.emplace(group.token.text, value_group);
-    for (int i = 0; i < group.count; ++i) {
-      RETURN_IF_ERROR(ReplaceForwardRef(group.token.text, i,
-                                        op->result(first + i), group.token));
-    }
     first += group.count;
   }
   block.Append(std::move(op));

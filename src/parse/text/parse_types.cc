@@ -1,5 +1,6 @@
 // The type grammar: builtin types, tensors (with dimension lists and
 // encodings), function types, quantized types and dialect types.
+#include <algorithm>
 #include <limits>
 
 #include "base/strings.h"
@@ -45,9 +46,35 @@ StatusOr<ir::Type> Parser::ParseType() {
       return Error(StrCat("expected type, found ", Describe(token)));
   }
   std::string_view word = token.text;
-  if (word == "tensor" || word == "memref") {
+  if (word == "tensor") {
+    // Programs repeat the same tensor types many times: types are
+    // immutable, so each spelling is parsed once and shared.
+    std::string_view key = TensorTypeSpelling(token);
+    if (!key.empty()) {
+      auto cached = tensor_types_.find(key);
+      if (cached != tensor_types_.end()) {
+        // The type's own nesting counts where it is used.
+        RETURN_IF_ERROR(AccountAliasDepth(cached->second.depth, token));
+        Lexer::State state = lexer_.state();
+        state.offset = lexer_.OffsetOf(token) + key.size();
+        lexer_.set_state(state);
+        Advance();
+        return cached->second.value;
+      }
+    }
+    int saved_max = max_depth_;
+    max_depth_ = depth_;
     Advance();
-    return ParseTensorType(word == "memref");
+    StatusOr<ir::Type> type = ParseTensorType(false);
+    int depth = max_depth_ - depth_;
+    max_depth_ = std::max(max_depth_, saved_max);
+    if (!type.ok()) return type.status();
+    if (!key.empty()) tensor_types_.emplace(key, Alias<ir::Type>{*type, depth});
+    return type;
+  }
+  if (word == "memref") {
+    Advance();
+    return ParseTensorType(true);
   }
   if (word == "tuple") {
     Advance();
@@ -115,6 +142,39 @@ StatusOr<ir::Type> Parser::ParseFunctionType() {
   std::vector<ir::Type> results;
   RETURN_IF_ERROR(ParseResultTypeList(results));
   return ir::Type::Function(std::move(inputs), std::move(results));
+}
+
+std::string_view Parser::TensorTypeSpelling(const Token& token) const {
+  // `tensor<...>` on one line, up to the matching '>' (the '>' of "->"
+  // and the contents of strings do not count). Empty when that is not
+  // found quickly, and the type is then parsed without the cache.
+  constexpr size_t kMaxSpelling = 512;
+  std::string_view buffer = lexer_.buffer();
+  size_t begin = lexer_.OffsetOf(token);
+  size_t i = begin + token.text.size();
+  if (i >= buffer.size() || buffer[i] != '<') return {};
+  int depth = 0;
+  bool in_string = false;
+  for (; i < buffer.size() && i - begin < kMaxSpelling; ++i) {
+    char c = buffer[i];
+    if (c == '\n') return {};
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '<') {
+      ++depth;
+    } else if (c == '>' && buffer[i - 1] != '-') {
+      if (--depth == 0) return buffer.substr(begin, i + 1 - begin);
+    }
+  }
+  return {};
 }
 
 StatusOr<ir::Type> Parser::ParseTensorType(bool memref) {

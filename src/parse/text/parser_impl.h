@@ -145,6 +145,9 @@ class Parser {
   // `T` or `(T, U)` or `()`.
   Status ParseResultTypeList(std::vector<ir::Type>& types);
   StatusOr<ir::Type> ParseTensorType(bool memref);
+  // The source text of the `tensor<...>` type starting at `token`, when it
+  // sits on one line; empty otherwise.
+  std::string_view TensorTypeSpelling(const Token& token) const;
   StatusOr<ir::Type> ParseQuantizedTypeBody();
   StatusOr<ir::Type> ParseDialectType(const Token& name);
 
@@ -200,8 +203,8 @@ class Parser {
                      const std::vector<ArgumentDef>& entry_args, bool isolated);
   StatusOr<OperandRef> ParseOperandRef();
   Status ParseOperandRefList(std::vector<OperandRef>& refs);  // may be empty
-  // Resolves a use to a value of `type`, creating a forward reference when
-  // the name is not defined yet.
+  // Resolves a use to its value, which must be defined (and visible) and
+  // have type `type`.
   StatusOr<ir::Value*> ResolveOperand(const OperandRef& ref,
                                       const ir::Type& type);
   Status ResolveOperands(const std::vector<OperandRef>& refs,
@@ -255,17 +258,8 @@ class Parser {
   struct NameScope {
     std::unordered_map<std::string_view, ValueGroup> values;
   };
-  struct ForwardRef {
-    ir::Value* placeholder;
-    Token token;
-  };
   struct IsolatedScope {
     size_t first_name_scope = 0;
-    std::map<std::pair<std::string_view, int>, ForwardRef> forward_refs;
-  };
-  struct PendingUse {
-    ir::Operation* op;
-    int index;
   };
   struct DeferredLocation {
     ir::Operation* op = nullptr;
@@ -293,8 +287,6 @@ class Parser {
   StatusOr<ResolvedLocation> ResolveAlias(const std::string& name,
                                           const Token& use);
   const ValueGroup* LookupValue(std::string_view name) const;
-  Status ReplaceForwardRef(std::string_view name, int number, ir::Value* value,
-                           const Token& token);
 
   Lexer lexer_;
   Token tok_;
@@ -306,6 +298,8 @@ class Parser {
   // Aliases: `#name = attr`, `!name = type`, `#loc = loc(...)`.
   std::unordered_map<std::string, Alias<ir::Attribute>> attribute_aliases_;
   std::unordered_map<std::string, Alias<ir::Type>> type_aliases_;
+  // Tensor types already parsed, by spelling (see ParseType).
+  std::unordered_map<std::string_view, Alias<ir::Type>> tensor_types_;
   std::unordered_map<std::string, LocationAlias> location_aliases_;
   std::vector<DeferredLocation> deferred_locations_;
   // Ops a custom form created that take the location of the op being
@@ -315,9 +309,6 @@ class Parser {
   // SSA names.
   std::vector<NameScope> name_scopes_;
   std::vector<IsolatedScope> isolated_scopes_;
-  std::vector<std::unique_ptr<ir::Value>> placeholders_;
-  std::unordered_map<const ir::Value*, std::vector<PendingUse>>
-      placeholder_uses_;
 };
 
 }  // namespace kiln::parse::text
