@@ -124,9 +124,83 @@ Status LowerCase(Lowering& lowering, const ir::Operation& op) {
   return OkStatus();
 }
 
+Status LowerScan(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> segments,
+                   IntsAttr(op, "operandSegmentSizes"));
+  ASSIGN_OR_RETURN(int64_t dimension, IntAttr(op, "dimension"));
+  if (segments.size() != 2 || segments[0] + segments[1] != op.num_operands() ||
+      op.num_regions() != 1 || op.num_results() < segments[1]) {
+    return InvalidArgumentError(op.Describe(),
+                                ": expected inputs, inits and a body");
+  }
+  int64_t n = segments[0], m = segments[1];
+  std::vector<SlotId> inputs;
+  std::vector<ArrayShape> input_shapes;
+  std::vector<exec::ValueSpec> params;
+  for (int64_t i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(SlotId input, lowering.Operand(op, static_cast<int>(i)));
+    ArrayShape shape = lowering.shape(input);
+    if (dimension < 0 || dimension >= shape.rank() ||
+        (i > 0 && shape.dims[dimension] != input_shapes[0].dims[dimension])) {
+      return InvalidArgumentError(op.Describe(), ": dimension ", dimension,
+                                  " does not fit ", shape.ToString());
+    }
+    ArrayShape slice{shape.type, {}};
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      if (d != dimension) slice.dims.push_back(shape.dims[d]);
+    }
+    params.push_back({slice, false});
+    inputs.push_back(input);
+    input_shapes.push_back(shape);
+  }
+  for (int64_t c = 0; c < m; ++c) {
+    ASSIGN_OR_RETURN(SlotId init,
+                     lowering.Operand(op, static_cast<int>(n + c)));
+    params.push_back({lowering.shape(init), false});
+    inputs.push_back(init);
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> body,
+                   lowering.LowerRegion(op.region(0), params, true));
+  int64_t k = op.num_results() - m;
+  if (static_cast<int64_t>(body->results.size()) != k + m) {
+    return InvalidArgumentError(op.Describe(), ": the body returns ",
+                                body->results.size(), " values; expected ",
+                                k + m);
+  }
+  std::vector<SlotId> outputs;
+  std::vector<ArrayShape> output_shapes;
+  int64_t length = n > 0 ? input_shapes[0].dims[dimension] : 0;
+  for (int64_t o = 0; o < k; ++o) {
+    ArrayShape slice = lowering.shape(body->results[o]);
+    std::vector<int64_t> dims = slice.dims;
+    if (dimension > static_cast<int64_t>(dims.size())) {
+      return InvalidArgumentError(op.Describe(), ": output slices of bad rank");
+    }
+    dims.insert(dims.begin() + dimension, length);
+    ASSIGN_OR_RETURN(SlotId out,
+                     lowering.NewResult(op, static_cast<int>(o), dims));
+    outputs.push_back(out);
+    output_shapes.push_back(lowering.shape(out));
+  }
+  for (int64_t c = 0; c < m; ++c) {
+    ASSIGN_OR_RETURN(
+        SlotId out,
+        lowering.NewResult(op, static_cast<int>(k + c),
+                           lowering.shape(body->results[k + c]).dims));
+    outputs.push_back(out);
+  }
+  lowering.Emit(
+      op,
+      exec::MakeScanKernel(input_shapes, output_shapes, m, dimension,
+                           BoolAttr(op, "is_reverse"), std::move(body)),
+      std::move(inputs), std::move(outputs), /*foldable=*/false);
+  return OkStatus();
+}
+
 }  // namespace
 
 void RegisterControlFlowLowerings() {
+  RegisterLowering(OpCode::kChloScan, LowerScan);
   RegisterLowering(OpCode::kWhile, LowerWhile);
   RegisterLowering(OpCode::kIf, LowerCase);
   RegisterLowering(OpCode::kCase, LowerCase);

@@ -156,6 +156,7 @@ Status LowerTriangularSolve(Lowering& lowering, const ir::Operation& op) {
                                 " and ", b_shape.ToString(), " do not match");
   }
   p.type = exec::ComputeType(b_shape.type);
+  if (p.type == ElementType::kF32) p.type = ElementType::kF64;
   p.batch = b_dims.batch;
   p.m = m;
   p.rows = b_dims.rows;

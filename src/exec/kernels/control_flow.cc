@@ -2,6 +2,7 @@
 
 #include "exec/executor.h"
 #include "exec/kernels/element.h"
+#include "exec/kernels/shape.h"
 
 namespace kiln::exec {
 namespace {
@@ -70,7 +71,93 @@ class CaseKernel : public Kernel {
   bool is_if_;
 };
 
+// The copy of slice `position` along `dimension` of an array of `dims` to
+// or from a contiguous slice.
+StridedCopy SliceCopy(const std::vector<int64_t>& dims, int64_t dimension,
+                      int64_t position, bool into_array) {
+  std::vector<int64_t> strides = RowMajorStrides(dims);
+  StridedCopy copy;
+  std::vector<int64_t> slice_strides;
+  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
+    if (d == dimension) continue;
+    copy.dims.push_back(dims[d]);
+    slice_strides.push_back(strides[d]);
+  }
+  std::vector<int64_t> contiguous = RowMajorStrides(copy.dims);
+  if (into_array) {
+    copy.source_strides = contiguous;
+    copy.target_strides = slice_strides;
+    copy.target_offset = position * strides[dimension];
+  } else {
+    copy.source_strides = slice_strides;
+    copy.source_offset = position * strides[dimension];
+    copy.target_strides = contiguous;
+  }
+  copy.Simplify();
+  return copy;
+}
+
+class ScanKernel : public Kernel {
+ public:
+  ScanKernel(std::vector<ArrayShape> inputs, std::vector<ArrayShape> outputs,
+             int64_t num_carries, int64_t dimension, bool reverse,
+             std::unique_ptr<Region> body)
+      : inputs_(std::move(inputs)),
+        outputs_(std::move(outputs)),
+        num_carries_(num_carries),
+        dimension_(dimension),
+        reverse_(reverse),
+        body_(std::move(body)) {}
+
+  Status Run(RunContext& ctx, const Step& step) const override {
+    size_t n = inputs_.size();
+    size_t m = static_cast<size_t>(num_carries_);
+    size_t k = outputs_.size();
+    for (size_t c = 0; c < m; ++c)
+      ctx.CopySlot(step.inputs[n + c], body_->params[n + c]);
+    int64_t length = n > 0 ? inputs_[0].dims[dimension_] : 0;
+    for (int64_t s = 0; s < length; ++s) {
+      if (ctx.cancelled()) return ctx.CancelledStatus();
+      int64_t position = reverse_ ? length - 1 - s : s;
+      for (size_t i = 0; i < n; ++i) {
+        SliceCopy(inputs_[i].dims, dimension_, position, false)
+            .Run(ctx.slot(step.inputs[i]), ctx.slot(body_->params[i]),
+                 inputs_[i].element_bytes());
+      }
+      RETURN_IF_ERROR(ctx.RunRegion(*body_));
+      for (size_t o = 0; o < k; ++o) {
+        SliceCopy(outputs_[o].dims, dimension_, position, true)
+            .Run(ctx.slot(body_->results[o]), ctx.slot(step.outputs[o]),
+                 outputs_[o].element_bytes());
+      }
+      for (size_t c = 0; c < m; ++c) {
+        ctx.CopySlot(body_->results[k + c], body_->params[n + c]);
+      }
+    }
+    for (size_t c = 0; c < m; ++c) {
+      ctx.CopySlot(body_->params[n + c], step.outputs[k + c]);
+    }
+    return OkStatus();
+  }
+
+ private:
+  std::vector<ArrayShape> inputs_, outputs_;
+  int64_t num_carries_, dimension_;
+  bool reverse_;
+  std::unique_ptr<Region> body_;
+};
+
 }  // namespace
+
+std::unique_ptr<Kernel> MakeScanKernel(std::vector<ArrayShape> inputs,
+                                       std::vector<ArrayShape> outputs,
+                                       int64_t num_carries, int64_t dimension,
+                                       bool reverse,
+                                       std::unique_ptr<Region> body) {
+  return std::make_unique<ScanKernel>(std::move(inputs), std::move(outputs),
+                                      num_carries, dimension, reverse,
+                                      std::move(body));
+}
 
 std::unique_ptr<Kernel> MakeWhileKernel(std::unique_ptr<Region> cond,
                                         std::unique_ptr<Region> body) {

@@ -22,6 +22,16 @@ std::unique_ptr<Kernel> MakeWhileKernel(std::unique_ptr<Region> cond,
 std::unique_ptr<Kernel> MakeCaseKernel(
     std::vector<std::unique_ptr<Region>> branches, bool is_if);
 
+// chlo.scan: inputs are N arrays then M initial carries; outputs are K
+// arrays then the M final carries. The body runs once per position along
+// `dimension` (backwards when `reverse`) on the inputs' slices there and the
+// carries; it returns the K output slices and the new carries.
+std::unique_ptr<Kernel> MakeScanKernel(std::vector<ArrayShape> inputs,
+                                       std::vector<ArrayShape> outputs,
+                                       int64_t num_carries, int64_t dimension,
+                                       bool reverse,
+                                       std::unique_ptr<Region> body);
+
 }  // namespace kiln::exec
 
 #endif  // KILN_EXEC_KERNELS_CONTROL_FLOW_H_

@@ -15,6 +15,18 @@ namespace kiln::exec {
 std::unique_ptr<Kernel> MakeMatmulKernel(ElementType type, int64_t batch,
                                          int64_t m, int64_t k, int64_t n);
 
+// chlo.ragged_dot with a ragged non-contracting lhs dimension: lhs [batch,
+// m, k], rhs [groups, batch, k, n], group sizes (input 2, any integer type,
+// `groups` elements). Row i of m belongs to group g when the ragged
+// coordinate of i, (i / ragged_inner) % ragged_size, falls in group g's
+// range; rows past every group are zero.
+std::unique_ptr<Kernel> MakeRaggedMatmulKernel(ElementType type, int64_t batch,
+                                               int64_t m, int64_t k, int64_t n,
+                                               int64_t groups,
+                                               int64_t ragged_size,
+                                               int64_t ragged_inner,
+                                               ElementType sizes_type);
+
 }  // namespace kiln::exec
 
 #endif  // KILN_EXEC_KERNELS_DOT_H_
