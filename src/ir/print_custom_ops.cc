@@ -90,9 +90,6 @@ bool OpPrinter::PrintFunc(const Operation& op, int indent) {
   const Region& body = op.region(0);
   if (!body.empty() && !BlockArgumentsHaveTypes(body.front(), type.inputs()))
     return false;
-  if (!body.empty() && options_.locations) {
-    // Argument locations print after each argument; nothing to check.
-  }
   BeginIsolatedScope();
   if (!body.empty()) NameBlockArguments(body.front());
   out_ += "func.func ";

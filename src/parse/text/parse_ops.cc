@@ -183,11 +183,9 @@ Status Parser::ParseOperation(ir::Block& block) {
   }
   std::unique_ptr<ir::Operation> op;
   if (tok_.is(TokenKind::kString)) {
-    ASSIGN_OR_RETURN(
-        op, ParseGenericOperation(start, static_cast<int>(num_results)));
+    ASSIGN_OR_RETURN(op, ParseGenericOperation(start));
   } else if (tok_.is(TokenKind::kBareIdentifier)) {
-    ASSIGN_OR_RETURN(
-        op, ParseCustomOperation(start, static_cast<int>(num_results)));
+    ASSIGN_OR_RETURN(op, ParseCustomOperation(start));
   } else {
     return Error(StrCat(
         "expected operation name (a quoted generic name or a custom op), "
@@ -227,7 +225,7 @@ Status Parser::ParseOperation(ir::Block& block) {
 }
 
 StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseGenericOperation(
-    const Token& start, int num_results) {
+    const Token& start) {
   const Token name_token = tok_;
   ASSIGN_OR_RETURN(std::string name, ParseStringLiteral("as operation name"));
   if (name.empty()) return ErrorAt(name_token, "empty operation name");
@@ -302,7 +300,6 @@ StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseGenericOperation(
       op->region(0).empty()) {
     op->region(0).AddBlock();
   }
-  (void)num_results;
   return op;
 }
 
@@ -317,7 +314,7 @@ Status Parser::SetAttribute(ir::Operation& op, std::string name,
 }
 
 StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseCustomOperation(
-    const Token& start, int num_results) {
+    const Token& start) {
   const Token name_token = tok_;
   std::string name(name_token.text);
   if (name.find('.') == std::string::npos) {
@@ -359,7 +356,6 @@ StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseCustomOperation(
     }
     return ErrorAt(name_token, StrCat("custom op '", name, "' is unknown"));
   }
-  (void)num_results;
   return ParseFormattedOperation(name, *format, start);
 }
 

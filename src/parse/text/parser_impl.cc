@@ -15,9 +15,7 @@ Parser::Parser(std::string_view text, std::string_view source_name,
 
 std::string Parser::Describe(const Token& token) {
   if (token.is(TokenKind::kEof)) return "end of input";
-  std::string_view text = token.text;
-  if (text.size() > 40) return StrCat("'", EscapeForMessage(text, 40), "'");
-  return StrCat("'", EscapeForMessage(text, 40), "'");
+  return StrCat("'", EscapeForMessage(token.text, 40), "'");
 }
 
 std::string Parser::Position(const Token& token) const {

@@ -194,9 +194,9 @@ class Parser {
   Status ParseTopLevel(ir::Block& block);
   Status ParseOperation(ir::Block& block);
   StatusOr<std::unique_ptr<ir::Operation>> ParseGenericOperation(
-      const Token& start, int num_results);
+      const Token& start);
   StatusOr<std::unique_ptr<ir::Operation>> ParseCustomOperation(
-      const Token& start, int num_results);
+      const Token& start);
   // `{ ... }`; the current token is '{'. `entry_args` become the entry
   // block's arguments. `isolated` starts a new SSA name scope.
   Status ParseRegion(ir::Region& region,
