@@ -199,9 +199,13 @@ Status LowerConvolution(Lowering& lowering, const ir::Operation& op) {
       static_cast<int64_t>(p.rhs_dilation.size()) != spatial ||
       static_cast<int64_t>(padding.size()) != 2 * spatial ||
       p.feature_group_count < 1 || p.batch_group_count < 1) {
-    return InvalidArgumentError(op.Describe(),
-                                ": window attributes do not match ", spatial,
-                                " spatial dimensions");
+    return InvalidArgumentError(
+        op.Describe(), ": window_strides (", p.strides.size(),
+        "), lhs_dilation (", p.lhs_dilation.size(), "), rhs_dilation (",
+        p.rhs_dilation.size(), ") and padding (", padding.size() / 2,
+        ") need one entry per spatial "
+        "dimension (",
+        spatial, "), and group counts must be positive");
   }
   int64_t batch = in.dims[dn.input_batch_dimension];
   int64_t features = in.dims[dn.input_feature_dimension];

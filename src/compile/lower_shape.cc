@@ -196,15 +196,69 @@ Status LowerSlice(Lowering& lowering, const ir::Operation& op) {
   return EmitSlice(lowering, op, operand, start, limit, strides);
 }
 
+// Whether two values are computed the same way from the same values (JAX
+// often emits the same index computation twice).
+bool SameComputation(const ir::Value* a, const ir::Value* b, int depth = 0) {
+  if (a == b) return true;
+  if (depth > 32 || a->index() != b->index() || a->type() != b->type()) {
+    return false;
+  }
+  const ir::Operation* x = a->defining_op();
+  const ir::Operation* y = b->defining_op();
+  if (x == nullptr || y == nullptr || x->name() != y->name() ||
+      x->num_operands() != y->num_operands() || x->num_regions() > 0 ||
+      y->num_regions() > 0 || !(x->properties() == y->properties())) {
+    return false;
+  }
+  for (int i = 0; i < x->num_operands(); ++i) {
+    if (!SameComputation(x->operand(i), y->operand(i), depth + 1)) return false;
+  }
+  return true;
+}
+
 Status LowerRealDynamicSlice(Lowering& lowering, const ir::Operation& op) {
   ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, 0));
-  ASSIGN_OR_RETURN(std::vector<int64_t> start,
-                   lowering.RequireConstantInts(op, 1, "start_indices"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> limit,
-                   lowering.RequireConstantInts(op, 2, "limit_indices"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> strides,
-                   lowering.RequireConstantInts(op, 3, "strides"));
-  return EmitSlice(lowering, op, operand, start, limit, strides);
+  ASSIGN_OR_RETURN(SlotId start_slot, lowering.Operand(op, 1));
+  ASSIGN_OR_RETURN(SlotId limit_slot, lowering.Operand(op, 2));
+  ASSIGN_OR_RETURN(SlotId strides_slot, lowering.Operand(op, 3));
+  auto start = lowering.ConstantInts(start_slot);
+  auto limit = lowering.ConstantInts(limit_slot);
+  auto strides = lowering.ConstantInts(strides_slot);
+  if (start && limit && strides) {
+    return EmitSlice(lowering, op, operand, *start, *limit, *strides);
+  }
+  // limit = start + sizes with run-time starts and unit strides: a
+  // dynamic_slice of known sizes.
+  const ir::Operation* add = op.operand(2)->defining_op();
+  bool unit = strides && std::all_of(strides->begin(), strides->end(),
+                                     [](int64_t s) { return s == 1; });
+  if (unit && add != nullptr && add->is(OpCode::kAdd)) {
+    for (int side = 0; side < 2; ++side) {
+      if (!SameComputation(add->operand(side), op.operand(1))) continue;
+      ASSIGN_OR_RETURN(SlotId sizes_slot,
+                       lowering.Slot(add->operand(1 - side)));
+      auto sizes = lowering.ConstantInts(sizes_slot);
+      ArrayShape in = lowering.shape(operand);
+      if (!sizes || static_cast<int64_t>(sizes->size()) != in.rank()) continue;
+      for (int64_t d = 0; d < in.rank(); ++d) {
+        if ((*sizes)[d] < 0 || (*sizes)[d] > in.dims[d]) {
+          return InvalidArgumentError(op.Describe(), ": slice size ",
+                                      (*sizes)[d], " out of range for ",
+                                      in.ToString());
+        }
+      }
+      ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, 0, *sizes));
+      lowering.Emit(op,
+                    exec::MakeDynamicSliceKernel(
+                        in, *sizes, lowering.shape(start_slot).type,
+                        /*index_vector=*/true),
+                    {operand, start_slot}, {out});
+      return OkStatus();
+    }
+  }
+  return UnimplementedError(op.Describe(),
+                            ": the slice bounds must be known at "
+                            "compile time (or be start + constant sizes)");
 }
 
 Status LowerDynamicSlice(Lowering& lowering, const ir::Operation& op) {

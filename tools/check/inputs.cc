@@ -53,10 +53,13 @@ ConcreteArguments ConcretizeArguments(const ir::Operation& entry,
     if (type.IsTensor() && !type.HasStaticShape()) dynamic = true;
   }
   if (!dynamic) return result;
+  // JAX passes dimension variables first, as integer scalars.
+  bool leading = true;
   for (int i = 0; i < body.num_arguments(); ++i) {
     const ir::Type& type = body.argument(i)->type();
     if (!type.IsTensor()) {
       result.types.push_back(type);
+      leading = false;
       continue;
     }
     std::vector<int64_t> dims = type.shape();
@@ -65,8 +68,10 @@ ConcreteArguments ConcretizeArguments(const ir::Operation& entry,
     }
     result.types.push_back(type.WithShape(dims));
     ir::Type element = type.element();
-    if (dims.empty() && element.is(ir::TypeKind::kElement) &&
-        ir::IsInteger(element.element_type())) {
+    bool scalar_int = dims.empty() && element.is(ir::TypeKind::kElement) &&
+                      ir::IsInteger(element.element_type());
+    leading &= scalar_int;
+    if (leading) {
       std::string bytes(ir::StorageBytes(element.element_type()), '\0');
       exec::StoreInt(element.element_type(),
                      reinterpret_cast<std::byte*>(bytes.data()), 0, size);

@@ -24,9 +24,9 @@ StatusOr<std::vector<exec::AlignedBuffer>> RandomArguments(
     const exec::Plan& plan, uint64_t seed);
 
 // For an entry function with dynamic shapes: its argument types with every
-// dynamic dimension set to `size`, and the value `size` for each scalar
-// integer argument (JAX's dimension variables). Empty when the entry's
-// types are all static.
+// dynamic dimension set to `size`, and the value `size` for each of the
+// leading scalar integer arguments (JAX's dimension variables). Empty when the
+// entry's types are all static.
 struct ConcreteArguments {
   std::vector<ir::Type> types;
   std::map<int, std::string> values;

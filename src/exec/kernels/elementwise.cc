@@ -141,7 +141,8 @@ std::unique_ptr<Kernel> MakeBinaryKernel(BinaryOp op, ElementType type,
       KILN_CASE(Minimum)
       KILN_CASE(Power)
       KILN_CASE(Atan2)
-      KILN_CASE(And) KILN_CASE(Or) KILN_CASE(Xor) KILN_CASE(ShiftLeft)
+      KILN_CASE(And)
+      KILN_CASE(Or) KILN_CASE(Xor) KILN_CASE(ShiftLeft)
           KILN_CASE(ShiftRightArithmetic) KILN_CASE(ShiftRightLogical)
               KILN_CASE(NextAfter) KILN_CASE(Mulhi)
 #undef KILN_CASE

@@ -13,21 +13,21 @@
 namespace kiln::exec {
 
 // X(name): the unary ops.
-#define KILN_UNARY_OPS(X)                                                     \
-  X(Abs)                                                                      \
-  X(Negate)                                                                   \
-  X(Not)                                                                      \
-  X(Sign)                                                                     \
-  X(Sqrt)                                                                     \
-  X(Rsqrt)                                                                    \
-  X(Cbrt)                                                                     \
-  X(Exp)                                                                      \
-  X(Expm1) X(Log) X(Log1p) X(Logistic) X(Sin) X(Cos) X(Tan) X(Tanh) X(Ceil)   \
-      X(Floor) X(RoundAfz) X(RoundEven) X(IsFinite) X(Real) X(Imag) X(Popcnt) \
-          X(Clz) X(Acos) X(Acosh) X(Asin) X(Asinh) X(Atan) X(Atanh) X(Cosh)   \
-              X(Sinh) X(Erf) X(Erfc) X(ErfInv) X(Lgamma) X(Digamma)           \
-                  X(BesselI1e) X(Square) X(Conj) X(IsInf) X(IsNegInf)         \
-                      X(IsPosInf)
+#define KILN_UNARY_OPS(X)                                                    \
+  X(Abs)                                                                     \
+  X(Negate)                                                                  \
+  X(Not)                                                                     \
+  X(Sign)                                                                    \
+  X(Sqrt)                                                                    \
+  X(Rsqrt)                                                                   \
+  X(Cbrt)                                                                    \
+  X(Exp)                                                                     \
+  X(Expm1)                                                                   \
+  X(Log) X(Log1p) X(Logistic) X(Sin) X(Cos) X(Tan) X(Tanh) X(Ceil) X(Floor)  \
+      X(RoundAfz) X(RoundEven) X(IsFinite) X(Real) X(Imag) X(Popcnt) X(Clz)  \
+          X(Acos) X(Acosh) X(Asin) X(Asinh) X(Atan) X(Atanh) X(Cosh) X(Sinh) \
+              X(Erf) X(Erfc) X(ErfInv) X(Lgamma) X(Digamma) X(BesselI1e)     \
+                  X(Square) X(Conj) X(IsInf) X(IsNegInf) X(IsPosInf)
 
 // X(name): the binary ops (operands of one type).
 #define KILN_BINARY_OPS(X)                                               \
@@ -39,7 +39,8 @@ namespace kiln::exec {
   X(Maximum)                                                             \
   X(Minimum)                                                             \
   X(Power)                                                               \
-  X(Atan2) X(And) X(Or) X(Xor) X(ShiftLeft) X(ShiftRightArithmetic)      \
+  X(Atan2)                                                               \
+  X(And) X(Or) X(Xor) X(ShiftLeft) X(ShiftRightArithmetic)               \
       X(ShiftRightLogical) X(Complex) X(NextAfter) X(Mulhi) X(Polygamma) \
           X(Zeta)
 

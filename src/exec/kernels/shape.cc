@@ -177,10 +177,11 @@ class ConcatenateKernel : public Kernel {
 class DynamicSliceKernel : public Kernel {
  public:
   DynamicSliceKernel(ArrayShape operand, std::vector<int64_t> sizes,
-                     ElementType index_type)
+                     ElementType index_type, bool index_vector)
       : operand_(std::move(operand)),
         sizes_(std::move(sizes)),
         index_type_(index_type),
+        index_vector_(index_vector),
         strides_(operand_.Strides()) {}
   Status Run(RunContext& ctx, const Step& step) const override {
     StridedCopy copy;
@@ -189,7 +190,9 @@ class DynamicSliceKernel : public Kernel {
     copy.target_strides = RowMajorStrides(sizes_);
     for (int64_t d = 0; d < operand_.rank(); ++d) {
       // Start indices are clamped to [0, dim - size] (spec: dynamic_slice).
-      int64_t start = ReadIndex(index_type_, ctx.slot(step.inputs[1 + d]));
+      int64_t start =
+          index_vector_ ? LoadInt(index_type_, ctx.slot(step.inputs[1]), d)
+                        : ReadIndex(index_type_, ctx.slot(step.inputs[1 + d]));
       start = std::clamp<int64_t>(start, 0, operand_.dims[d] - sizes_[d]);
       copy.source_offset += start * strides_[d];
     }
@@ -202,6 +205,7 @@ class DynamicSliceKernel : public Kernel {
   ArrayShape operand_;
   std::vector<int64_t> sizes_;
   ElementType index_type_;
+  bool index_vector_;
   std::vector<int64_t> strides_;
 };
 
@@ -261,9 +265,10 @@ std::unique_ptr<Kernel> MakeConcatenateKernel(std::vector<StridedCopy> copies,
 
 std::unique_ptr<Kernel> MakeDynamicSliceKernel(ArrayShape operand,
                                                std::vector<int64_t> sizes,
-                                               ElementType index_type) {
-  return std::make_unique<DynamicSliceKernel>(std::move(operand),
-                                              std::move(sizes), index_type);
+                                               ElementType index_type,
+                                               bool index_vector) {
+  return std::make_unique<DynamicSliceKernel>(
+      std::move(operand), std::move(sizes), index_type, index_vector);
 }
 
 std::unique_ptr<Kernel> MakeDynamicUpdateSliceKernel(

@@ -43,10 +43,12 @@ std::unique_ptr<Kernel> MakeConcatenateKernel(std::vector<StridedCopy> copies,
                                               int64_t element_bytes);
 
 // dynamic_slice: input 0 is the operand, inputs 1..rank the start indices
-// (scalars of `index_type`), clamped so the slice stays inside the operand.
+// (scalars of `index_type`; or, with `index_vector`, input 1 holds them all
+// as a 1-D array), clamped so the slice stays inside the operand.
 std::unique_ptr<Kernel> MakeDynamicSliceKernel(ArrayShape operand,
                                                std::vector<int64_t> sizes,
-                                               ElementType index_type);
+                                               ElementType index_type,
+                                               bool index_vector = false);
 
 // dynamic_update_slice: input 0 the operand, input 1 the update, inputs
 // 2.. the start indices (clamped).
