@@ -26,6 +26,7 @@ StatusOr<std::unique_ptr<exec::Plan>> Compile(const ir::Module& module,
                                                : CustomCallRegistry::Builtin();
   auto plan = std::make_unique<exec::Plan>();
   Lowering lowering(module, custom_calls, *plan);
+  lowering.set_fold_constants(options.fold_constants);
   RETURN_IF_ERROR(lowering.LowerEntry(*entry, options.argument_types,
                                       options.argument_values));
   RETURN_IF_ERROR(lowering.Finish());

@@ -27,6 +27,9 @@ struct CompileOptions {
   std::map<int, std::string> argument_values;
   // Custom-call targets (null: CustomCallRegistry::Builtin()).
   const CustomCallRegistry* custom_calls = nullptr;
+  // Run small steps whose inputs are all constants while compiling (their
+  // results become constants). Off: every step runs at run time.
+  bool fold_constants = true;
 };
 
 // Compiles `module` into an immutable plan. Errors name the op and its

@@ -318,15 +318,22 @@ void Lowering::Emit(const ir::Operation& op,
   if (foldable) {
     int64_t in_bytes = 0, out_bytes = 0;
     bool all_constant = true;
+    // Without constant folding, shape computations (small integer arrays)
+    // are still folded: dynamic shapes depend on them.
+    bool shape_like = true;
     for (SlotId id : step.inputs) {
       all_constant &= ConstantData(id) != nullptr;
       in_bytes += slot(id).byte_size();
     }
     for (SlotId id : step.outputs) {
-      all_constant &= slot(id).kind == exec::SlotKind::kTemp;
-      out_bytes += slot(id).byte_size();
+      exec::Slot s = slot(id);
+      all_constant &= s.kind == exec::SlotKind::kTemp;
+      out_bytes += s.byte_size();
+      shape_like &= (ir::IsInteger(s.shape.type) || ir::IsBool(s.shape.type)) &&
+                    s.shape.num_elements() <= 16;
     }
-    if (all_constant && in_bytes <= kMaxFoldedInputBytes &&
+    if (all_constant && (fold_constants_ || shape_like) &&
+        in_bytes <= kMaxFoldedInputBytes &&
         out_bytes <= kMaxFoldedOutputBytes) {
       // Run the step now over a context holding only its own slots.
       exec::RunContext ctx(plan_.slots(), exec::RunOptions{});

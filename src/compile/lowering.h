@@ -152,6 +152,7 @@ class Lowering {
                     const std::vector<std::vector<SlotId>>& arguments);
 
   const ir::Module& module() const { return module_; }
+  void set_fold_constants(bool fold) { fold_constants_ = fold; }
   const CustomCallRegistry& custom_calls() const { return custom_calls_; }
   // The number of steps emitted so far.
   int64_t step_count() const { return counter_; }
@@ -193,6 +194,7 @@ class Lowering {
   std::vector<SlotId> pending_whole_op_;
   std::vector<const ir::Operation*> call_stack_;
   bool quantized_as_float_ = false;
+  bool fold_constants_ = true;
 };
 
 // Registration of the lowering functions of one op family (lower_*.cc).

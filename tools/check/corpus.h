@@ -30,6 +30,9 @@ struct CorpusOptions {
   // arguments that carry dimension variables) of a program whose entry has
   // dynamic shapes.
   int64_t dynamic_size = 3;
+  // Fold constant steps while compiling (off: everything runs at run time,
+  // which exercises the buffer planner and the run-time paths).
+  bool fold_constants = true;
 };
 
 // Every .mlir file under `paths` (files or folders), sorted.

@@ -54,6 +54,7 @@ const char* OutcomeName(check::CaseResult::Outcome outcome) {
 int RunCheck(Arguments& args) {
   bool json = args.TakeSwitch("json");
   check::CorpusOptions options;
+  options.fold_constants = !args.TakeSwitch("no-fold");
   if (auto threads = args.TakeFlag("threads")) {
     options.threads = static_cast<int>(ParseInt64(*threads).value_or(0));
   }
@@ -114,7 +115,7 @@ int RunCheck(Arguments& args) {
 
 KILN_REGISTER_COMMAND(check, "check",
                       "check [--json] [--threads N] [--timeout SECONDS] "
-                      "[--dynamic-size N] PATH...",
+                      "[--dynamic-size N] [--no-fold] PATH...",
                       "compile and run self-checking StableHLO programs",
                       RunCheck);
 
