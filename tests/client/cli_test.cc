@@ -55,6 +55,12 @@ void WriteText(const std::string& path, const std::string& bytes) {
   std::fclose(file);
 }
 
+// Skips the test when the `kiln` command is not built.
+#define KILN_REQUIRE_KILN_BINARY()                                           \
+  if (access(KILN_BINARY, X_OK) != 0) {                                      \
+    GTEST_SKIP() << "the kiln command is not built (" << KILN_BINARY << ")"; \
+  }
+
 const std::string& Plugin() {
   static const std::string path =
       testing::TestPluginPath("kiln_test_plugin_v0_40");
@@ -62,6 +68,7 @@ const std::string& Plugin() {
 }
 
 TEST(CliTest, InfoListsDevicesAndMemoriesOfAnyPlugin) {
+  KILN_REQUIRE_KILN_BINARY();
   Result result = RunKiln("info --plugin '" + Plugin() + "'");
   ASSERT_EQ(result.exit_code, 0) << result.out;
   for (const char* line :
@@ -80,6 +87,7 @@ TEST(CliTest, InfoListsDevicesAndMemoriesOfAnyPlugin) {
 }
 
 TEST(CliTest, RunGoesThroughThePlugin) {
+  KILN_REQUIRE_KILN_BINARY();
   std::string dir =
       StrCat(kiln::testing::BuildDir(), "/client_cli_test_", getpid());
   ASSERT_EQ(system(("mkdir -p '" + dir + "'").c_str()), 0);
@@ -114,6 +122,7 @@ TEST(CliTest, RunGoesThroughThePlugin) {
 }
 
 TEST(CliTest, BenchReportsTransfersAndSkipsWhatThePluginCannotDo) {
+  KILN_REQUIRE_KILN_BINARY();
   Result result =
       RunKiln("bench --iterations 3 --bytes 4096 --plugin '" + Plugin() + "'");
   ASSERT_EQ(result.exit_code, 0) << result.out;

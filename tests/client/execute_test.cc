@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 #include "client_test_util.h"
 #include "kiln/compile_options.h"
@@ -235,6 +236,45 @@ TEST_P(ExecuteTest, ManyExecutionsAreWaitedFor) {
   EXPECT_EQ(client_->metrics().MetricTotalSamples(names::kExecuteTime), 20);
   ASSERT_OK_AND_ASSIGN(std::vector<float> values, Get(total));
   EXPECT_EQ(values, std::vector<float>(256, 20));
+}
+
+TEST_P(ExecuteTest, ThreadsShareOneClient) {
+  ASSERT_OK_AND_ASSIGN(ComputationPtr step, CompileOne(SumProgram({8}, 2)));
+  constexpr int kThreads = 4;
+  constexpr int kSteps = 25;
+  std::vector<std::thread> threads;
+  std::vector<Status> failures(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string& device = t % 2 == 0 ? device0_ : device1_;
+      auto run = [&]() -> Status {
+        for (int i = 0; i < kSteps; ++i) {
+          std::vector<float> a(8, static_cast<float>(t)), b(8, i);
+          TensorSource sources[] = {{Shape(F32, {8}), a.data(), device},
+                                    {Shape(F32, {8}), b.data(), device}};
+          ASSIGN_OR_RETURN(auto inputs, client_->TransferToDevice(sources));
+          ASSIGN_OR_RETURN(auto outputs,
+                           client_->ExecuteComputation(*step, inputs, device));
+          ASSIGN_OR_RETURN(auto values, client_->TransferFromDevice(outputs));
+          if (values[0].ToVector<float>() !=
+              std::vector<float>(8, static_cast<float>(t + i))) {
+            return InternalError("thread ", t, " step ", i, ": wrong sum");
+          }
+        }
+        return OkStatus();
+      };
+      failures[t] = run();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const Status& failure : failures) EXPECT_OK(failure);
+  ASSERT_OK(client_->WaitDeviceOps({}));
+  const Metrics& metrics = client_->metrics();
+  EXPECT_EQ(metrics.MetricTotalSamples(names::kExecuteTime), kThreads * kSteps);
+  EXPECT_EQ(metrics.MetricTotalSamples(names::kTransferToDeviceTime),
+            kThreads * kSteps);
+  EXPECT_EQ(metrics.CounterValue(names::kExecuteComputation),
+            kThreads * kSteps);
 }
 
 TEST_P(ExecuteTest, ExecutesReplicatedOnEveryDevice) {
