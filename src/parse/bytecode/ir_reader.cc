@@ -314,6 +314,7 @@ Status IrReader::ReadRegions(ByteReader& reader, ir::Operation& op,
                         " deep");
   }
   // From version 2, the regions of an isolated op are in their own section.
+  std::string owner;
   std::optional<ByteReader> section_reader;
   ByteReader* regions_reader = &reader;
   if (isolated && file_.version >= kVersionLazyLoading) {
@@ -322,8 +323,13 @@ Status IrReader::ReadRegions(ByteReader& reader, ir::Operation& op,
       return reader.Error("expected an IR section for the regions of '",
                           op.name(), "', got ", SectionName(section.id));
     }
+    // Messages name the op, and the function when it is one.
+    owner = op.name();
+    ir::Attribute symbol = op.GetAttr("sym_name");
+    if (symbol.is(ir::AttrKind::kString))
+      StrAppend(owner, " @", symbol.string_value());
     section_reader.emplace(section.data, section.offset, "regions",
-                           ByteReader::kNoIndex, op.name());
+                           ByteReader::kNoIndex, owner);
     regions_reader = &*section_reader;
   }
   if (isolated) {
