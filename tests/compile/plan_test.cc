@@ -1,0 +1,209 @@
+// The plan as the runtime uses it: arguments and outputs, donation,
+// dynamic shapes, buffer reuse, concurrent runs, cancellation and errors.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "compile/buffer_planner.h"
+#include "program_runner.h"
+#include "support/test_support.h"
+
+namespace kiln::testing {
+namespace {
+
+using ir::ElementType;
+
+constexpr char kChain[] = R"(
+func.func @main(%x: tensor<65536xf32>) -> tensor<65536xf32> {
+  %a = stablehlo.add %x, %x : tensor<65536xf32>
+  %b = stablehlo.multiply %a, %x : tensor<65536xf32>
+  %c = stablehlo.subtract %b, %a : tensor<65536xf32>
+  %d = stablehlo.add %c, %b : tensor<65536xf32>
+  %e = stablehlo.multiply %d, %c : tensor<65536xf32>
+  %f = stablehlo.add %e, %x : tensor<65536xf32>
+  return %f : tensor<65536xf32>
+})";
+
+TEST(PlanTest, ReusesDeadBuffers) {
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(kChain));
+  // Five intermediates of 256 KiB each, but at most three are live at once.
+  EXPECT_LE(plan->arena_bytes(), 3 * 65536 * 4);
+  std::vector<float> x(65536);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) - 3.0f;
+  ASSERT_OK_AND_ASSIGN(
+      auto out, RunPlan(*plan, {HostArray::Of(ElementType::kF32, {65536}, x)}));
+  std::vector<float> got = out[0].As<float>();
+  for (size_t i = 0; i < x.size(); i += 977) {
+    float a = x[i] + x[i], b = a * x[i], c = b - a, d = c + b, e = d * c;
+    EXPECT_EQ(got[i], e + x[i]) << i;
+  }
+}
+
+TEST(PlanTest, RunsConcurrentlyFromSeveralThreads) {
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(kChain));
+  std::vector<std::thread> threads;
+  std::vector<float> results(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<float> x(65536, static_cast<float>(t));
+      auto out = RunPlan(*plan, {HostArray::Of(ElementType::kF32, {65536}, x)});
+      results[t] = out.ok() ? (*out)[0].As<float>()[100] : -1.0f;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < 4; ++t) {
+    float v = static_cast<float>(t), a = v + v, b = a * v, c = b - a, d = c + b;
+    EXPECT_EQ(results[t], d * c + v) << t;
+  }
+}
+
+TEST(PlanTest, DonationIsSafeWhenTheOutputReusesTheArgument) {
+  // The output aliases argument 0, which is still read after the output's
+  // value exists; the plan must finish those reads first.
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(R"(
+func.func @main(%x: tensor<4xi32> {tf.aliasing_output = 0 : i32}) -> (tensor<4xi32>, tensor<4xi32>) {
+  %a = stablehlo.add %x, %x : tensor<4xi32>
+  %b = stablehlo.multiply %a, %x : tensor<4xi32>
+  return %a, %b : tensor<4xi32>, tensor<4xi32>
+})"));
+  ASSERT_EQ(plan->output_aliases().size(), 2u);
+  EXPECT_EQ(plan->output_aliases()[0], 0);
+  EXPECT_EQ(plan->output_aliases()[1], -1);
+  // An allocator that hands the donated argument's memory to output 0.
+  std::vector<int32_t> x = {1, 2, 3, 4};
+  struct Donating : exec::OutputAllocator {
+    void* donated;
+    std::vector<int32_t> other = std::vector<int32_t>(4);
+    StatusOr<void*> Allocate(int index, const exec::ValueSpec&) override {
+      return index == 0 ? donated : static_cast<void*>(other.data());
+    }
+  } allocator;
+  allocator.donated = x.data();
+  std::vector<const void*> args = {x.data()};
+  ASSERT_OK(exec::Execute(*plan, args, allocator).status());
+  EXPECT_EQ(x, (std::vector<int32_t>{2, 4, 6, 8}));
+  EXPECT_EQ(allocator.other, (std::vector<int32_t>{2, 8, 18, 32}));
+}
+
+TEST(PlanTest, DynamicShapesRefineFromArgumentTypesAndDimensionValues) {
+  std::string text = R"(
+func.func @main(%n: tensor<i64>, %x: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  %0 = stablehlo.convert %n : (tensor<i64>) -> tensor<i32>
+  %1 = stablehlo.reshape %0 : (tensor<i32>) -> tensor<1xi32>
+  %2 = stablehlo.constant dense<2> : tensor<1xi32>
+  %3 = stablehlo.concatenate %1, %2, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %4 = stablehlo.dynamic_iota %3, dim = 0 : (tensor<2xi32>) -> tensor<?x2xf32>
+  %5 = stablehlo.add %x, %4 : tensor<?x2xf32>
+  return %5 : tensor<?x2xf32>
+})";
+  // Without concrete shapes the program cannot be compiled.
+  EXPECT_FALSE(CompileText(text).ok());
+  compile::CompileOptions options;
+  options.argument_types = {ir::TensorOf({}, ElementType::kI64),
+                            ir::TensorOf({3, 2}, ElementType::kF32)};
+  int64_t three = 3;
+  options.argument_values[0] =
+      std::string(reinterpret_cast<const char*>(&three), 8);
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(text, options));
+  ASSERT_EQ(plan->outputs()[0].shape.dims, (std::vector<int64_t>{3, 2}));
+  ASSERT_OK_AND_ASSIGN(
+      auto out,
+      RunPlan(*plan,
+              {HostArray::Of(ElementType::kI64, {}, std::vector<int64_t>{3}),
+               HostArray::Of(ElementType::kF32, {3, 2},
+                             std::vector<float>{1, 1, 1, 1, 1, 1})}));
+  EXPECT_EQ(out[0].As<float>(), (std::vector<float>{1, 1, 2, 2, 3, 3}));
+}
+
+TEST(PlanTest, AnInfiniteLoopCanBeCancelled) {
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(R"(
+func.func @main() -> tensor<i64> {
+  %i0 = stablehlo.constant dense<0> : tensor<i64>
+  %r = stablehlo.while(%i = %i0) : tensor<i64>
+  cond {
+    %t = stablehlo.constant dense<true> : tensor<i1>
+    stablehlo.return %t : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i64>
+    %n = stablehlo.add %i, %one : tensor<i64>
+    stablehlo.return %n : tensor<i64>
+  }
+  return %r : tensor<i64>
+})"));
+  std::atomic<bool> cancel{false};
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    cancel = true;
+  });
+  auto out = RunPlan(*plan, {}, &cancel);
+  canceller.join();
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kCancelled);
+}
+
+TEST(PlanTest, UnknownCustomCallTargetFailsCompilation) {
+  auto plan = CompileText(R"(
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %y = stablehlo.custom_call @my_kernel(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  return %y : tensor<2xf32>
+})");
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find(
+                "custom_call target \"my_kernel\" is not supported by Kiln"),
+            std::string::npos)
+      << plan.status().ToString();
+}
+
+TEST(PlanTest, ShardingAnnotationsAreIdentities) {
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> tensor<2xf32> {
+  %x = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %y = stablehlo.custom_call @Sharding(%x) {mhlo.sharding = "{replicated}"} : (tensor<2xf32>) -> tensor<2xf32>
+  %z = stablehlo.custom_call @SPMDFullToShardShape(%y) : (tensor<2xf32>) -> tensor<2xf32>
+  return %z : tensor<2xf32>
+})"));
+  EXPECT_EQ(out[0].As<float>(), (std::vector<float>{1, 2}));
+}
+
+TEST(PlanTest, AShapeTooLargeForMemoryIsAnError) {
+  auto out = RunText(R"(
+func.func @main() -> tensor<4000000000000xf32> {
+  %x = stablehlo.iota dim = 0 : tensor<4000000000000xf32>
+  return %x : tensor<4000000000000xf32>
+})");
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kResourceExhausted)
+      << out.status().ToString();
+}
+
+TEST(PlanTest, WrongArgumentCountIsAnError) {
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(kChain));
+  auto out = RunPlan(*plan, {});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(BufferPlannerTest, OverlappingLifetimesGetDisjointBytes) {
+  std::vector<compile::BufferRequest> requests = {
+      {100, 0, 2}, {50, 1, 3}, {100, 3, 4}, {200, 5, 6}, {10, 2, 2}};
+  compile::BufferPlan plan = compile::PlanBuffers(requests, 64);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_EQ(plan.offsets[i] % 64, 0);
+    EXPECT_LE(plan.offsets[i] + requests[i].bytes, plan.total_bytes);
+    for (size_t j = i + 1; j < requests.size(); ++j) {
+      bool live_together = requests[i].first <= requests[j].last &&
+                           requests[j].first <= requests[i].last;
+      bool bytes_overlap =
+          plan.offsets[i] < plan.offsets[j] + requests[j].bytes &&
+          plan.offsets[j] < plan.offsets[i] + requests[i].bytes;
+      EXPECT_FALSE(live_together && bytes_overlap) << i << " and " << j;
+    }
+  }
+  // Request 3 (200 bytes, steps 5-6) outlives everything else and reuses
+  // their space: the arena is smaller than the sum of the requests.
+  EXPECT_LT(plan.total_bytes, 100 + 64 + 128 + 256 + 64);
+}
+
+}  // namespace
+}  // namespace kiln::testing

@@ -1,0 +1,254 @@
+// Semantics the spec pins down, checked through whole programs. Expected
+// values are worked out by hand from the spec's definitions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "program_runner.h"
+#include "support/test_support.h"
+
+namespace kiln::testing {
+namespace {
+
+using ir::ElementType;
+
+TEST(SemanticsTest, IntegerDivisionByZeroAndOverflow) {
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> (tensor<4xi32>, tensor<4xi32>, tensor<2xui32>) {
+  %a = stablehlo.constant dense<[7, -7, -2147483648, 5]> : tensor<4xi32>
+  %b = stablehlo.constant dense<[0, 0, -1, -2]> : tensor<4xi32>
+  %q = stablehlo.divide %a, %b : tensor<4xi32>
+  %r = stablehlo.remainder %a, %b : tensor<4xi32>
+  %c = stablehlo.constant dense<[7, 9]> : tensor<2xui32>
+  %z = stablehlo.constant dense<[0, 4]> : tensor<2xui32>
+  %u = stablehlo.divide %c, %z : tensor<2xui32>
+  return %q, %r, %u : tensor<4xi32>, tensor<4xi32>, tensor<2xui32>
+})"));
+  EXPECT_EQ(
+      out[0].As<int32_t>(),
+      (std::vector<int32_t>{-1, -1, std::numeric_limits<int32_t>::min(), -2}));
+  EXPECT_EQ(out[1].As<int32_t>(), (std::vector<int32_t>{7, -7, 0, 1}));
+  EXPECT_EQ(out[2].As<uint32_t>(), (std::vector<uint32_t>{0xFFFFFFFFu, 2}));
+}
+
+TEST(SemanticsTest, ShiftsPastTheBitWidth) {
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> (tensor<3xi32>, tensor<2xi32>, tensor<2xi32>, tensor<1xi4>) {
+  %one = stablehlo.constant dense<1> : tensor<3xi32>
+  %by = stablehlo.constant dense<[31, 32, -1]> : tensor<3xi32>
+  %l = stablehlo.shift_left %one, %by : tensor<3xi32>
+  %neg = stablehlo.constant dense<[-8, 8]> : tensor<2xi32>
+  %far = stablehlo.constant dense<[40, 40]> : tensor<2xi32>
+  %a = stablehlo.shift_right_arithmetic %neg, %far : tensor<2xi32>
+  %lg = stablehlo.shift_right_logical %neg, %far : tensor<2xi32>
+  %x = stablehlo.constant dense<-8> : tensor<1xi4>
+  %s = stablehlo.constant dense<1> : tensor<1xi4>
+  %y = stablehlo.shift_right_logical %x, %s : tensor<1xi4>
+  return %l, %a, %lg, %y : tensor<3xi32>, tensor<2xi32>, tensor<2xi32>, tensor<1xi4>
+})"));
+  EXPECT_EQ(out[0].As<int32_t>(),
+            (std::vector<int32_t>{std::numeric_limits<int32_t>::min(), 0, 0}));
+  EXPECT_EQ(out[1].As<int32_t>(), (std::vector<int32_t>{-1, 0}));
+  EXPECT_EQ(out[2].As<int32_t>(), (std::vector<int32_t>{0, 0}));
+  // 1000b >> 1 = 0100b = 4 in i4.
+  EXPECT_EQ(out[3].As<int8_t>(), (std::vector<int8_t>{4}));
+}
+
+TEST(SemanticsTest, MaximumAndMinimumPropagateNaNAndOrderZeros) {
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> (tensor<3xf32>, tensor<3xf32>) {
+  %a = stablehlo.constant dense<[0x7FC00000, 1.0, -0.0]> : tensor<3xf32>
+  %b = stablehlo.constant dense<[1.0, 0x7FC00000, 0.0]> : tensor<3xf32>
+  %mx = stablehlo.maximum %a, %b : tensor<3xf32>
+  %mn = stablehlo.minimum %a, %b : tensor<3xf32>
+  return %mx, %mn : tensor<3xf32>, tensor<3xf32>
+})"));
+  std::vector<float> mx = out[0].As<float>(), mn = out[1].As<float>();
+  EXPECT_TRUE(std::isnan(mx[0]) && std::isnan(mx[1]));
+  EXPECT_TRUE(std::isnan(mn[0]) && std::isnan(mn[1]));
+  EXPECT_FALSE(std::signbit(mx[2]));
+  EXPECT_TRUE(std::signbit(mn[2]));
+}
+
+TEST(SemanticsTest, ConvertFloatToIntegerSaturatesAndMapsNaNToZero) {
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> (tensor<5xi32>, tensor<3xui8>) {
+  %f = stablehlo.constant dense<[0x7FC00000, 1.0e10, -1.0e10, 3.7, -3.7]> : tensor<5xf32>
+  %i = stablehlo.convert %f : (tensor<5xf32>) -> tensor<5xi32>
+  %g = stablehlo.constant dense<[-1.0, 300.0, 254.9]> : tensor<3xf32>
+  %u = stablehlo.convert %g : (tensor<3xf32>) -> tensor<3xui8>
+  return %i, %u : tensor<5xi32>, tensor<3xui8>
+})"));
+  EXPECT_EQ(out[0].As<int32_t>(),
+            (std::vector<int32_t>{0, std::numeric_limits<int32_t>::max(),
+                                  std::numeric_limits<int32_t>::min(), 3, -3}));
+  EXPECT_EQ(out[1].As<uint8_t>(), (std::vector<uint8_t>{0, 255, 254}));
+}
+
+TEST(SemanticsTest, ConvertToBf16AndF8RoundsToNearestEven) {
+  // 1 + 2^-8 lies halfway between bf16 1.0 and 1 + 2^-7: ties to even
+  // (1.0, bits 0x3F80). 1 + 3 * 2^-8 lies halfway between 1 + 2^-7 (odd)
+  // and 1 + 2^-6 (even): 0x3F82. In f8E4M3FN (3 mantissa bits), 1.0625 is
+  // halfway between 1.0 (0x38) and 1.125 (0x39): 0x38; 1.1875 between
+  // 1.125 and 1.25 (0x3A): 0x3A.
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> (tensor<2xbf16>, tensor<2xf8E4M3FN>) {
+  %f = stablehlo.constant dense<[1.00390625, 1.01171875]> : tensor<2xf32>
+  %b = stablehlo.convert %f : (tensor<2xf32>) -> tensor<2xbf16>
+  %g = stablehlo.constant dense<[1.0625, 1.1875]> : tensor<2xf32>
+  %e = stablehlo.convert %g : (tensor<2xf32>) -> tensor<2xf8E4M3FN>
+  return %b, %e : tensor<2xbf16>, tensor<2xf8E4M3FN>
+})"));
+  EXPECT_EQ(out[0].As<uint16_t>(), (std::vector<uint16_t>{0x3F80, 0x3F82}));
+  EXPECT_EQ(out[1].As<uint8_t>(), (std::vector<uint8_t>{0x38, 0x3A}));
+}
+
+TEST(SemanticsTest, CompareTotalOrderOrdersNaNsAndZeros) {
+  // -NaN < -inf < -0 < +0 < +inf < +NaN under TOTALORDER.
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> (tensor<5xi1>, tensor<2xi1>) {
+  %a = stablehlo.constant dense<[0xFFC00000, 0xFF800000, -0.0, 0.0, 0x7F800000]> : tensor<5xf32>
+  %b = stablehlo.constant dense<[0xFF800000, -0.0, 0.0, 0x7F800000, 0x7FC00000]> : tensor<5xf32>
+  %lt = stablehlo.compare LT, %a, %b, TOTALORDER : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
+  %n = stablehlo.constant dense<[0x7FC00000, -0.0]> : tensor<2xf32>
+  %m = stablehlo.constant dense<[0x7FC00000, 0.0]> : tensor<2xf32>
+  %eq = stablehlo.compare EQ, %n, %m, FLOAT : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>
+  return %lt, %eq : tensor<5xi1>, tensor<2xi1>
+})"));
+  EXPECT_EQ(out[0].As<uint8_t>(), (std::vector<uint8_t>{1, 1, 1, 1, 1}));
+  // IEEE comparison: NaN != NaN, -0 == +0.
+  EXPECT_EQ(out[1].As<uint8_t>(), (std::vector<uint8_t>{0, 1}));
+}
+
+TEST(SemanticsTest, EmptyReductionGivesTheInitValue) {
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> tensor<3xf32> {
+  %x = stablehlo.constant dense<> : tensor<3x0xf32>
+  %init = stablehlo.constant dense<5.0> : tensor<f32>
+  %r = stablehlo.reduce(%x init: %init) applies stablehlo.add across dimensions = [1] : (tensor<3x0xf32>, tensor<f32>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+})"));
+  EXPECT_EQ(out[0].As<float>(), (std::vector<float>{5, 5, 5}));
+}
+
+TEST(SemanticsTest, GatherClampsAndScatterSkipsOutOfBoundsIndices) {
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> (tensor<2x2xi32>, tensor<5xi32>) {
+  %operand = stablehlo.constant dense<[0, 10, 20, 30, 40]> : tensor<5xi32>
+  %idx = stablehlo.constant dense<[[-3], [4]]> : tensor<2x1xi32>
+  %g = "stablehlo.gather"(%operand, %idx) {
+    dimension_numbers = #stablehlo.gather<offset_dims = [1], start_index_map = [0], index_vector_dim = 1>,
+    slice_sizes = array<i64: 2>, indices_are_sorted = false
+  } : (tensor<5xi32>, tensor<2x1xi32>) -> tensor<2x2xi32>
+  %sidx = stablehlo.constant dense<[[1], [4], [-1]]> : tensor<3x1xi32>
+  %upd = stablehlo.constant dense<[[1, 2], [3, 4], [5, 6]]> : tensor<3x2xi32>
+  %s = "stablehlo.scatter"(%operand, %sidx, %upd) ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %sum = stablehlo.add %a, %b : tensor<i32>
+    stablehlo.return %sum : tensor<i32>
+  }) {
+    scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>,
+    indices_are_sorted = false, unique_indices = false
+  } : (tensor<5xi32>, tensor<3x1xi32>, tensor<3x2xi32>) -> tensor<5xi32>
+  return %g, %s : tensor<2x2xi32>, tensor<5xi32>
+})"));
+  // Starts clamp to [0, 3]: -3 -> 0, 4 -> 3.
+  EXPECT_EQ(out[0].As<int32_t>(), (std::vector<int32_t>{0, 10, 30, 40}));
+  // Only the window at 1 fits ([1, 3)); windows at 4 and -1 are skipped.
+  EXPECT_EQ(out[1].As<int32_t>(), (std::vector<int32_t>{0, 11, 22, 30, 40}));
+}
+
+TEST(SemanticsTest, SortIsStableWithAnyComparator) {
+  // Sort by key parity only: evens before odds, ties keep their order.
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> (tensor<6xi32>, tensor<6xi32>) {
+  %k = stablehlo.constant dense<[5, 2, 3, 8, 1, 4]> : tensor<6xi32>
+  %v = stablehlo.constant dense<[0, 1, 2, 3, 4, 5]> : tensor<6xi32>
+  %r:2 = "stablehlo.sort"(%k, %v) ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<i32>, %d: tensor<i32>):
+    %two = stablehlo.constant dense<2> : tensor<i32>
+    %pa = stablehlo.remainder %a, %two : tensor<i32>
+    %pb = stablehlo.remainder %b, %two : tensor<i32>
+    %lt = stablehlo.compare LT, %pa, %pb, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }) {dimension = 0 : i64, is_stable = true} : (tensor<6xi32>, tensor<6xi32>) -> (tensor<6xi32>, tensor<6xi32>)
+  return %r#0, %r#1 : tensor<6xi32>, tensor<6xi32>
+})"));
+  EXPECT_EQ(out[0].As<int32_t>(), (std::vector<int32_t>{2, 8, 4, 5, 3, 1}));
+  EXPECT_EQ(out[1].As<int32_t>(), (std::vector<int32_t>{1, 3, 5, 0, 2, 4}));
+}
+
+TEST(SemanticsTest, WhileCarriesTokensAndSwapsValues) {
+  // Three iterations of (i, a, b, token) -> (i + 1, b, a + b, token).
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> (tensor<i64>, tensor<i64>, tensor<i64>) {
+  %i0 = stablehlo.constant dense<0> : tensor<i64>
+  %a0 = stablehlo.constant dense<1> : tensor<i64>
+  %b0 = stablehlo.constant dense<1> : tensor<i64>
+  %t0 = stablehlo.after_all : !stablehlo.token
+  %r:4 = stablehlo.while(%i = %i0, %a = %a0, %b = %b0, %t = %t0) : tensor<i64>, tensor<i64>, tensor<i64>, !stablehlo.token
+  cond {
+    %three = stablehlo.constant dense<3> : tensor<i64>
+    %c = stablehlo.compare LT, %i, %three : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i64>
+    %n = stablehlo.add %i, %one : tensor<i64>
+    %s = stablehlo.add %a, %b : tensor<i64>
+    stablehlo.return %n, %b, %s, %t : tensor<i64>, tensor<i64>, tensor<i64>, !stablehlo.token
+  }
+  return %r#0, %r#1, %r#2 : tensor<i64>, tensor<i64>, tensor<i64>
+})"));
+  // (0,1,1) -> (1,1,2) -> (2,2,3) -> (3,3,5).
+  EXPECT_EQ(out[0].As<int64_t>(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(out[1].As<int64_t>(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(out[2].As<int64_t>(), (std::vector<int64_t>{5}));
+}
+
+TEST(SemanticsTest, CaseWithOutOfRangeIndexRunsTheLastBranch) {
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> tensor<i32> {
+  %index = stablehlo.constant dense<7> : tensor<i32>
+  %r = "stablehlo.case"(%index) ({
+    %a = stablehlo.constant dense<10> : tensor<i32>
+    stablehlo.return %a : tensor<i32>
+  }, {
+    %b = stablehlo.constant dense<20> : tensor<i32>
+    stablehlo.return %b : tensor<i32>
+  }) : (tensor<i32>) -> tensor<i32>
+  return %r : tensor<i32>
+})"));
+  EXPECT_EQ(out[0].As<int32_t>(), (std::vector<int32_t>{20}));
+}
+
+TEST(SemanticsTest, ReducePrecisionRoundsAndOverflows) {
+  // To e5m2: 1 + 2^-3 is halfway between 1.0 and 1.25 (ties to even:
+  // 1.0); 1 + 3 * 2^-3 rounds to 1.5; 70000 overflows e5m2's range.
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> tensor<3xf32> {
+  %x = stablehlo.constant dense<[1.125, 1.375, 70000.0]> : tensor<3xf32>
+  %r = stablehlo.reduce_precision %x, format = e5m2 : tensor<3xf32>
+  return %r : tensor<3xf32>
+})"));
+  std::vector<float> r = out[0].As<float>();
+  EXPECT_EQ(r[0], 1.0f);
+  EXPECT_EQ(r[1], 1.5f);
+  EXPECT_TRUE(std::isinf(r[2]));
+}
+
+TEST(SemanticsTest, BitcastConvertSplitsWiderElements) {
+  // 0x0102030405060708 as u64 splits into little-endian u16 pieces.
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> tensor<4xui16> {
+  %x = stablehlo.constant dense<72623859790382856> : tensor<ui64>
+  %r = stablehlo.bitcast_convert %x : (tensor<ui64>) -> tensor<4xui16>
+  return %r : tensor<4xui16>
+})"));
+  EXPECT_EQ(out[0].As<uint16_t>(),
+            (std::vector<uint16_t>{0x0708, 0x0506, 0x0304, 0x0102}));
+}
+
+}  // namespace
+}  // namespace kiln::testing
