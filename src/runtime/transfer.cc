@@ -22,8 +22,13 @@ void RunWhenReady(const std::shared_ptr<Event>& ready,
       done->Set(status).IgnoreError();
       return;
     }
-    queue->Enqueue([work = std::move(work), done = std::move(done)] {
-      done->Set(work()).IgnoreError();
+    queue->Enqueue([work = std::move(work), done = std::move(done)]() mutable {
+      Status result = work();
+      // The work's holds on storage go before anyone hears it is done, so
+      // whoever waits on `done` sees the bytes released if they were the
+      // last use (and borrowed memory returned to its owner).
+      work = nullptr;
+      done->Set(std::move(result)).IgnoreError();
     });
   });
 }
@@ -109,15 +114,16 @@ StatusOr<HostTransfer> TransferFromHost(
   }
   // The host memory stays valid until `done` fires: copy on the queue.
   std::shared_ptr<Event> done = Event::Create();
-  memory->device()->queue()->Enqueue([shape, data, strides = std::move(strides),
-                                      storage = std::move(storage),
-                                      ready = buffer->ready_event(), done] {
-    CopyIntoDense(shape, data, strides, *storage);
-    // The host memory is released first, so whoever sees the buffer ready
-    // also sees the transfer's done callbacks finished.
-    done->Set().IgnoreError();
-    ready->Set().IgnoreError();
-  });
+  memory->device()->queue()->Enqueue(
+      [shape, data, strides = std::move(strides), storage = std::move(storage),
+       ready = buffer->ready_event(), done]() mutable {
+        CopyIntoDense(shape, data, strides, *storage);
+        storage.reset();  // the buffer holds it; this task is done with it
+        // The host memory is released first, so whoever sees the buffer ready
+        // also sees the transfer's done callbacks finished.
+        done->Set().IgnoreError();
+        ready->Set().IgnoreError();
+      });
   return HostTransfer{std::move(buffer), std::move(done)};
 }
 
