@@ -414,11 +414,16 @@ std::string Attribute::ToString() const {
       return out + ">";
     }
     case AttrKind::kResultAccuracy: {
+      // Like MLIR, fields at their default (+0) are left out.
       const ResultAccuracy& r = result_accuracy();
-      return StrCat("#stablehlo.result_accuracy<atol = ", FormatDouble(r.atol),
-                    ", rtol = ", FormatDouble(r.rtol), ", ulps = ", r.ulps,
-                    ", mode = #stablehlo.result_accuracy_mode<",
-                    EnumValueName(EnumKind::kResultAccuracyMode, r.mode), ">>");
+      auto is_default = [](double v) { return v == 0 && !std::signbit(v); };
+      std::string out = "#stablehlo.result_accuracy<";
+      if (!is_default(r.atol)) StrAppend(out, "atol = ", FormatDouble(r.atol), ", ");
+      if (!is_default(r.rtol)) StrAppend(out, "rtol = ", FormatDouble(r.rtol), ", ");
+      if (r.ulps != 0) StrAppend(out, "ulps = ", r.ulps, ", ");
+      StrAppend(out, "mode = #stablehlo.result_accuracy_mode<",
+                EnumValueName(EnumKind::kResultAccuracyMode, r.mode), ">>");
+      return out;
     }
     case AttrKind::kTypeExtensions:
       return StrCat("#stablehlo.bounds<",

@@ -88,8 +88,6 @@ StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseFormattedOperation(
           }
           Advance();
         }
-        // A group whose only literal is ',' must be followed by something
-        // other than a keyword of a later group.
         Restore(snapshot);
         if (!matches) i = static_cast<size_t>(piece.group_end);
         break;
