@@ -1,6 +1,7 @@
 // Lowering of fft, random numbers, linear algebra and the one-device forms
 // of collectives.
 #include "compile/lower_families.h"
+#include "exec/kernels/batch_norm.h"
 #include "exec/kernels/copy.h"
 #include "exec/kernels/element.h"
 #include "exec/kernels/fft.h"
@@ -243,9 +244,63 @@ Status LowerUnsupportedIo(Lowering& lowering, const ir::Operation& op) {
       "provide");
 }
 
+Status LowerBatchNorm(Lowering& lowering, const ir::Operation& op) {
+  exec::BatchNormKind kind =
+      op.is(OpCode::kBatchNormInference)  ? exec::BatchNormKind::kInference
+      : op.is(OpCode::kBatchNormTraining) ? exec::BatchNormKind::kTraining
+                                          : exec::BatchNormKind::kGrad;
+  int expected_operands = kind == exec::BatchNormKind::kTraining ? 3 : 5;
+  if (op.num_operands() != expected_operands) {
+    return InvalidArgumentError(op.Describe(), ": expected ", expected_operands,
+                                " operands");
+  }
+  std::vector<SlotId> inputs;
+  for (int i = 0; i < op.num_operands(); ++i) {
+    ASSIGN_OR_RETURN(SlotId input, lowering.Operand(op, i));
+    inputs.push_back(input);
+  }
+  ArrayShape operand = lowering.shape(inputs[0]);
+  ASSIGN_OR_RETURN(int64_t feature_index, IntAttr(op, "feature_index"));
+  ir::Attribute epsilon = op.GetAttr("epsilon");
+  if (feature_index < 0 || feature_index >= operand.rank() ||
+      !ir::IsFloat(operand.type) || !epsilon.is(ir::AttrKind::kFloat)) {
+    return InvalidArgumentError(op.Describe(),
+                                ": bad feature_index or epsilon for ",
+                                operand.ToString());
+  }
+  int64_t features = operand.dims[feature_index];
+  for (int i = 1; i < op.num_operands(); ++i) {
+    ArrayShape shape = lowering.shape(inputs[i]);
+    bool full = kind == exec::BatchNormKind::kGrad && i == 4;
+    if (shape.type != operand.type ||
+        (full ? shape.dims != operand.dims
+              : shape.dims != std::vector<int64_t>{features})) {
+      return InvalidArgumentError(op.Describe(), ": operand ", i, " ",
+                                  shape.ToString(), " does not match ",
+                                  operand.ToString());
+    }
+  }
+  std::vector<SlotId> outputs;
+  for (int i = 0; i < op.num_results(); ++i) {
+    std::vector<int64_t> dims =
+        i == 0 ? operand.dims : std::vector<int64_t>{features};
+    ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, i, dims));
+    outputs.push_back(out);
+  }
+  lowering.Emit(op,
+                exec::MakeBatchNormKernel(kind, operand, feature_index,
+                                          epsilon.float_value()),
+                std::move(inputs), std::move(outputs));
+  return OkStatus();
+}
+
 }  // namespace
 
 void RegisterMiscLowerings() {
+  for (OpCode code : {OpCode::kBatchNormInference, OpCode::kBatchNormTraining,
+                      OpCode::kBatchNormGrad}) {
+    RegisterLowering(code, LowerBatchNorm);
+  }
   RegisterLowering(OpCode::kFft, LowerFft);
   RegisterLowering(OpCode::kRngBitGenerator, LowerRngBitGenerator);
   RegisterLowering(OpCode::kRng, LowerRng);

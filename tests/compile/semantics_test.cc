@@ -252,3 +252,32 @@ func.func @main() -> tensor<4xui16> {
 
 }  // namespace
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+namespace {
+
+// The examples of the spec's batch_norm_* sections.
+TEST(SemanticsTest, BatchNormOpsFollowTheSpecExamples) {
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> (tensor<2x2x2xf32>, tensor<2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2x2x2xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %x = stablehlo.constant dense<[[[1.0, 2.0], [3.0, 4.0]], [[3.0, 4.0], [1.0, 2.0]]]> : tensor<2x2x2xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<2xf32>
+  %mean = stablehlo.constant dense<[2.0, 3.0]> : tensor<2xf32>
+  %g = stablehlo.constant dense<0.1> : tensor<2x2x2xf32>
+  %inf = "stablehlo.batch_norm_inference"(%x, %one, %one, %mean, %one) {epsilon = 0.0 : f32, feature_index = 2 : i64} : (tensor<2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2x2xf32>
+  %tr:3 = "stablehlo.batch_norm_training"(%x, %one, %one) {epsilon = 0.0 : f32, feature_index = 2 : i64} : (tensor<2x2x2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2x2x2xf32>, tensor<2xf32>, tensor<2xf32>)
+  %gr:3 = "stablehlo.batch_norm_grad"(%x, %one, %mean, %one, %g) {epsilon = 0.0 : f32, feature_index = 2 : i64} : (tensor<2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2x2x2xf32>) -> (tensor<2x2x2xf32>, tensor<2xf32>, tensor<2xf32>)
+  return %inf, %tr#0, %tr#1, %tr#2, %gr#0, %gr#1, %gr#2 : tensor<2x2x2xf32>, tensor<2x2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2x2x2xf32>, tensor<2xf32>, tensor<2xf32>
+})"));
+  std::vector<float> normalized = {0, 0, 2, 2, 2, 2, 0, 0};
+  EXPECT_EQ(out[0].As<float>(), normalized);
+  EXPECT_EQ(out[1].As<float>(), normalized);
+  EXPECT_EQ(out[2].As<float>(), (std::vector<float>{2, 3}));
+  EXPECT_EQ(out[3].As<float>(), (std::vector<float>{1, 1}));
+  for (float v : out[4].As<float>()) EXPECT_NEAR(v, 0.0f, 1e-6);
+  for (float v : out[5].As<float>()) EXPECT_NEAR(v, 0.0f, 1e-6);
+  for (float v : out[6].As<float>()) EXPECT_NEAR(v, 0.4f, 1e-6);
+}
+
+}  // namespace
+}  // namespace kiln::testing
