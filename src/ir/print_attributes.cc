@@ -88,13 +88,18 @@ std::string HexBits(ElementType type, uint64_t bits) {
 
 std::string FloatElementString(ElementType type, double value) {
   if (!std::isfinite(value)) return HexBits(type, EncodeFloat(type, value));
-  if (type == ElementType::kF32) {
-    // The fewest digits that read back to the same float.
-    char text[64];
-    for (int precision : {6, 8}) {
-      std::snprintf(text, sizeof(text), "%.*e", precision, value);
-      if (std::strtof(text, nullptr) == static_cast<float>(value)) return text;
-    }
+  if (type == ElementType::kF64 || !IsFloat(type)) return FormatDouble(value);
+  // The fewest digits (at least MLIR's usual 7) that read back to the same
+  // value of `type`, reading as the text parser does: f32 rounds once from
+  // decimal, narrower types go through double.
+  uint64_t bits = EncodeFloat(type, value);
+  char text[64];
+  for (int precision = 6; precision <= 17; ++precision) {
+    std::snprintf(text, sizeof(text), "%.*e", precision, value);
+    double read = type == ElementType::kF32
+                      ? static_cast<double>(std::strtof(text, nullptr))
+                      : std::strtod(text, nullptr);
+    if (EncodeFloat(type, read) == bits) return text;
   }
   return FormatDouble(value);
 }
