@@ -1,11 +1,10 @@
 #include "runtime/work_queue.h"
 
-#include "base/logging.h"
-
 namespace kiln::runtime {
 
-WorkQueue::WorkQueue(std::string name) : name_(std::move(name)) {
-  thread_ = std::thread([this] { Loop(); });
+WorkQueue::WorkQueue(std::string name)
+    : name_(std::move(name)), state_(std::make_shared<State>()) {
+  thread_ = std::thread(&WorkQueue::Loop, state_);
   thread_id_ = thread_.get_id();
 }
 
@@ -13,10 +12,10 @@ WorkQueue::~WorkQueue() { Shutdown(); }
 
 void WorkQueue::Enqueue(std::function<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!stopping_) {
-      tasks_.push_back(std::move(task));
-      wake_.notify_one();
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    if (!state_->stopping) {
+      state_->tasks.push_back(std::move(task));
+      state_->wake.notify_one();
       return;
     }
   }
@@ -25,30 +24,36 @@ void WorkQueue::Enqueue(std::function<void()> task) {
 }
 
 void WorkQueue::Shutdown() {
-  KILN_CHECK(!IsQueueThread())
-      << "queue " << name_ << " was shut down from one of its own tasks";
   std::lock_guard<std::mutex> shutdown_lock(shutdown_mutex_);
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-    wake_.notify_one();
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->stopping = true;
+    state_->wake.notify_one();
   }
-  if (thread_.joinable()) thread_.join();
+  if (!thread_.joinable()) return;
+  if (IsQueueThread()) {
+    // A task is shutting its own queue down: the thread drains what is
+    // queued and exits by itself, holding the state it needs.
+    thread_.detach();
+  } else {
+    thread_.join();
+  }
 }
 
 bool WorkQueue::IsQueueThread() const {
   return std::this_thread::get_id() == thread_id_;
 }
 
-void WorkQueue::Loop() {
+void WorkQueue::Loop(std::shared_ptr<State> state) {
   while (true) {
     std::function<void()> task;
     {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;  // stopping and drained
-      task = std::move(tasks_.front());
-      tasks_.pop_front();
+      std::unique_lock<std::mutex> lock(state->mutex);
+      state->wake.wait(
+          lock, [&] { return state->stopping || !state->tasks.empty(); });
+      if (state->tasks.empty()) return;  // stopping and drained
+      task = std::move(state->tasks.front());
+      state->tasks.pop_front();
     }
     task();
   }

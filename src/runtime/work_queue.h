@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -35,7 +36,9 @@ class WorkQueue {
   void Enqueue(std::function<void()> task);
 
   // Runs every task already enqueued, then stops the thread. Idempotent.
-  // Must not be called from a task of this queue.
+  // Called from one of the queue's own tasks (a callback that destroys the
+  // client), it cannot wait for itself: the thread finishes the queued
+  // tasks and exits on its own.
   void Shutdown();
 
   const std::string& name() const { return name_; }
@@ -43,13 +46,18 @@ class WorkQueue {
   bool IsQueueThread() const;
 
  private:
-  void Loop();
+  // What the thread uses: shared with it, so a thread left to finish on
+  // its own never outlives what it touches.
+  struct State {
+    std::mutex mutex;
+    std::condition_variable wake;
+    std::deque<std::function<void()>> tasks;
+    bool stopping = false;
+  };
+  static void Loop(std::shared_ptr<State> state);
 
   std::string name_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::function<void()>> tasks_;
-  bool stopping_ = false;
+  std::shared_ptr<State> state_;
   std::mutex shutdown_mutex_;  // serializes Shutdown calls
   std::thread thread_;
   std::thread::id thread_id_;

@@ -265,6 +265,72 @@ TEST_F(EventTest, ErrorsCarryTheirPayloadsThroughEvents) {
   DestroyBuffer(args.buffer);
 }
 
+// A callback running on a device's own thread may destroy everything,
+// the client included (the queue then finishes on its own).
+TEST_F(EventTest, ACallbackOnADeviceThreadMayDestroyTheClient) {
+  PJRT_Client* client = CreateClient(2);
+  std::vector<PJRT_Device*> devices = Devices(client);
+  float value = 5.0f;
+  std::vector<int64_t> dims = {1};
+  auto upload = KILN_ARGS(PJRT_Client_BufferFromHostBuffer_Args);
+  upload.client = client;
+  upload.data = &value;
+  upload.type = PJRT_Buffer_Type_F32;
+  upload.dims = dims.data();
+  upload.num_dims = 1;
+  upload.device = devices[1];
+  PJRT_ASSERT_OK(api_, api_->PJRT_Client_BufferFromHostBuffer(&upload));
+  DestroyEvent(upload.done_with_host_buffer);
+  // A raw copy whose destination comes later: its event is certainly
+  // pending when the callback is registered, and fires on the device's
+  // queue thread once the destination is given.
+  auto copy = KILN_ARGS(PJRT_Buffer_CopyRawToHostFuture_Args);
+  copy.buffer = upload.buffer;
+  copy.offset = 0;
+  copy.transfer_size = 4;
+  PJRT_ASSERT_OK(api_, api_->PJRT_Buffer_CopyRawToHostFuture(&copy));
+  struct Teardown {
+    const PJRT_Api* api;
+    PJRT_Client* client;
+    PJRT_Buffer* buffer;
+    PJRT_Event* event;
+    std::atomic<bool> done{false};
+    std::thread::id thread;
+  } teardown{api_, client, upload.buffer, copy.event};
+  auto on_ready = KILN_ARGS(PJRT_Event_OnReady_Args);
+  on_ready.event = copy.event;
+  on_ready.user_arg = &teardown;
+  on_ready.callback = [](PJRT_Error* error, void* arg) {
+    auto* t = static_cast<Teardown*>(arg);
+    EXPECT_EQ(TakeError(t->api, error).code, PJRT_Error_Code_OK);
+    t->thread = std::this_thread::get_id();
+    auto event = KILN_ARGS(PJRT_Event_Destroy_Args);
+    event.event = t->event;
+    t->api->PJRT_Event_Destroy(&event);
+    auto buffer = KILN_ARGS(PJRT_Buffer_Destroy_Args);
+    buffer.buffer = t->buffer;
+    t->api->PJRT_Buffer_Destroy(&buffer);
+    auto client = KILN_ARGS(PJRT_Client_Destroy_Args);
+    client.client = t->client;
+    EXPECT_EQ(t->api->PJRT_Client_Destroy(&client), nullptr);
+    t->done = true;
+  };
+  PJRT_ASSERT_OK(api_, api_->PJRT_Event_OnReady(&on_ready));
+  float out = 0;
+  PJRT_Buffer_CopyRawToHostFuture_Callback_Args ready{};
+  ready.struct_size = PJRT_Buffer_CopyRawToHostFuture_Callback_Args_STRUCT_SIZE;
+  ready.callback_data = copy.callback_data;
+  ready.error_code = PJRT_Error_Code_OK;
+  ready.dst = &out;
+  copy.future_ready_callback(&ready);
+  for (int i = 0; i < 5000 && !teardown.done.load(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(teardown.done.load());
+  EXPECT_NE(teardown.thread, std::this_thread::get_id());
+  EXPECT_EQ(out, 5.0f);
+}
+
 TEST_F(EventTest, DestroyingANullEventIsAllowed) {
   auto args = KILN_ARGS(PJRT_Event_Destroy_Args);
   args.event = nullptr;

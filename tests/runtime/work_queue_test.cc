@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -47,6 +48,37 @@ TEST(WorkQueueTest, ATaskMayEnqueueMoreWork) {
       queue.Enqueue([&] { runs.fetch_add(1); });
     });
   }  // the destructor drains both
+  EXPECT_EQ(runs.load(), 2);
+}
+
+}  // namespace
+}  // namespace kiln::runtime
+
+namespace kiln::runtime {
+namespace {
+
+TEST(WorkQueueTest, ATaskMayShutDownAndDestroyItsOwnQueue) {
+  auto queue = std::make_shared<WorkQueue>("test");
+  WorkQueue* raw = queue.get();
+  std::atomic<int> runs{0};
+  std::promise<void> go;
+  std::shared_future<void> go_ready = go.get_future().share();
+  std::promise<void> finished;
+  // As a framework callback destroying the client would: the last
+  // reference to the queue goes from inside one of its tasks.
+  raw->Enqueue([&, go_ready] {
+    go_ready.wait();
+    queue->Shutdown();
+    queue.reset();
+    runs.fetch_add(1);
+  });
+  // Queued behind it; still runs, on the thread left to finish alone.
+  raw->Enqueue([&] {
+    runs.fetch_add(1);
+    finished.set_value();
+  });
+  go.set_value();
+  finished.get_future().wait();
   EXPECT_EQ(runs.load(), 2);
 }
 
