@@ -192,11 +192,50 @@ bool IsDefaultAttribute(OpCode code, std::string_view name,
   return false;
 }
 
+namespace {
+
+// Whether a per-dimension attribute (window strides, dilations, padding,
+// reversal; precision lists) has a length a valid op can have. A list of
+// the wrong length is an error for the verifier to report, not a default
+// to drop, even when every element is the default value.
+bool HasValidLength(const Operation& op, std::string_view name,
+                    const Attribute& value) {
+  if (name == "precision_config") {
+    return value.is(AttrKind::kArray) && value.array().size() <= 2;
+  }
+  int64_t rank = -1;
+  if (op.num_operands() > 0 && op.operand(0)->type().IsTensor()) {
+    rank = op.operand(0)->type().rank();
+  }
+  int64_t dims;
+  switch (op.code()) {
+    case OpCode::kConvolution:
+    case OpCode::kDynamicConv:
+      dims = rank - 2;
+      break;
+    case OpCode::kReduceWindow:
+    case OpCode::kSelectAndScatter:
+      dims = rank;
+      break;
+    default:
+      return true;
+  }
+  std::optional<std::vector<int64_t>> elements = Elements(value);
+  if (rank < 0 || !elements) return true;
+  return static_cast<int64_t>(elements->size()) ==
+         (name == "padding" ? 2 * dims : dims);
+}
+
+}  // namespace
+
 void EraseDefaultAttributes(Operation& op) {
   if (op.code() == OpCode::kUnknown) return;
   std::vector<std::string> erase;
   for (const auto& [name, value] : op.properties()) {
-    if (IsDefaultAttribute(op.code(), name, value)) erase.push_back(name);
+    if (IsDefaultAttribute(op.code(), name, value) &&
+        HasValidLength(op, name, value)) {
+      erase.push_back(name);
+    }
   }
   for (const std::string& name : erase) op.RemoveAttr(name);
 }

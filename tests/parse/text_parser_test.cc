@@ -196,6 +196,19 @@ TEST(TextParser, ReadsScalarAttributesWithTheirTypes) {
   EXPECT_TRUE(Attr("tensor<2xf32>").is(ir::AttrKind::kType));
 }
 
+TEST(TextParser, NormalizesTheSpellingOfOtherDialectsAttributes) {
+  // Line breaks, indentation and comments do not change the value.
+  ir::Attribute multiline =
+      Attr("#sdy.sharding<\n  @mesh, // the mesh\n  [{\"x\", \"y z\"}, {}]\n>");
+  ir::Attribute one_line = Attr("#sdy.sharding<@mesh, [{\"x\", \"y z\"}, {}]>");
+  EXPECT_EQ(multiline, one_line);
+  EXPECT_EQ(one_line.opaque_text(),
+            "sdy.sharding<@mesh, [{\"x\", \"y z\"}, {}]>");
+  StatusOr<ir::Type> type = parse::ParseTextType("!foo.map<(d0, d1) ->  (d1)>");
+  ASSERT_TRUE(type.ok()) << type.status().ToString();
+  EXPECT_EQ(type->opaque_text(), "foo.map<(d0, d1) -> (d1)>");
+}
+
 TEST(TextParser, ParsesQuantizedTypes) {
   StatusOr<ir::Type> per_tensor =
       parse::ParseTextType("!quant.uniform<i8:f32, 0.5:-128>");

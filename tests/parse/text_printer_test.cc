@@ -101,13 +101,13 @@ TEST(TextPrinter, PrintsDotGeneralConvolutionAndCustomCall) {
   auto lines = PrintBody(
       "%arg0: tensor<2x2xi8>, %arg1: tensor<2x3xi8>, %arg2: "
       "tensor<1x8x8x3xf32>, %arg3: tensor<3x3x3x4xf32>",
-      R"(%0 = "stablehlo.dot_general"(%arg0, %arg1) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>]} : (tensor<2x2xi8>, tensor<2x3xi8>) -> tensor<2x3xi32>
+      R"(%0 = "stablehlo.dot_general"(%arg0, %arg1) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGH>, #stablehlo<precision HIGHEST>]} : (tensor<2x2xi8>, tensor<2x3xi8>) -> tensor<2x3xi32>
          %1 = "stablehlo.convolution"(%arg2, %arg3) {window_strides = array<i64: 2, 2>, padding = dense<1> : tensor<2x2xi64>, dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>, feature_group_count = 1 : i64, batch_group_count = 1 : i64} : (tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x4x4x4xf32>
          %2 = "stablehlo.custom_call"(%arg0, %arg0) {backend_config = "bar", call_target_name = "foo-not-id", has_side_effect = true} : (tensor<2x2xi8>, tensor<2x2xi8>) -> tensor<1x2x3xf32>)");
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[0],
             "%0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x "
-            "[0], precision = [DEFAULT, DEFAULT] : (tensor<2x2xi8>, "
+            "[0], precision = [HIGH, HIGHEST] : (tensor<2x2xi8>, "
             "tensor<2x3xi8>) -> tensor<2x3xi32>");
   EXPECT_EQ(
       lines[1],
@@ -119,6 +119,24 @@ TEST(TextPrinter, PrintsDotGeneralConvolutionAndCustomCall) {
             "%2 = stablehlo.custom_call @\"foo-not-id\"(%arg0, %arg0) "
             "{backend_config = \"bar\", has_side_effect = true} : "
             "(tensor<2x2xi8>, tensor<2x2xi8>) -> tensor<1x2x3xf32>");
+}
+
+TEST(TextPrinter, LeavesOutInherentAttributesAtTheirDefault) {
+  // Kiln keeps defaults absent (ir/attr_defaults.h): written or not, the IR
+  // and the printed text are the same.
+  auto lines = PrintBody(
+      "%arg0: tensor<2x2xf32>",
+      R"(%0 = "stablehlo.custom_call"(%arg0) {call_target_name = "foo", api_version = 1 : i32, has_side_effect = false} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+         %1 = "stablehlo.dot"(%arg0, %arg0) {precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>]} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+         %2 = "stablehlo.cholesky"(%arg0) {lower = false} : (tensor<2x2xf32>) -> tensor<2x2xf32>)");
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0],
+            "%0 = stablehlo.custom_call @foo(%arg0) : (tensor<2x2xf32>) -> "
+            "tensor<2x2xf32>");
+  EXPECT_EQ(lines[1],
+            "%1 = stablehlo.dot %arg0, %arg0 : (tensor<2x2xf32>, "
+            "tensor<2x2xf32>) -> tensor<2x2xf32>");
+  EXPECT_EQ(lines[2], "%2 = stablehlo.cholesky %arg0 : tensor<2x2xf32>");
 }
 
 TEST(TextPrinter, PrintsTuplesBarriersAndTokens) {

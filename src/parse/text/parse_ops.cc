@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "base/strings.h"
+#include "ir/attr_defaults.h"
 #include "parse/text/parser_impl.h"
 
 namespace kiln::parse::text {
@@ -220,6 +221,9 @@ Status Parser::ParseOperation(ir::Block& block) {
     name_scopes_.back().values.emplace(group.token.text, value_group);
     first += group.count;
   }
+  // Kiln's IR keeps inherent attributes at their default value absent
+  // (ir/attr_defaults.h), whether the text wrote them or not.
+  ir::EraseDefaultAttributes(*op);
   block.Append(std::move(op));
   return OkStatus();
 }

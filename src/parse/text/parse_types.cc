@@ -24,6 +24,51 @@ Token HereToken(const Lexer& lexer) {
 
 bool IsDigit(int c) { return c >= '0' && c <= '9'; }
 
+bool IsOpener(char c) { return c == '<' || c == '(' || c == '[' || c == '{'; }
+bool IsCloser(char c) {
+  return c == '>' || c == ')' || c == ']' || c == '}' || c == ',';
+}
+
+// The text of another dialect's attribute or type body in one canonical
+// spelling, so that the same value written over several lines (or with
+// comments) and written on one line compare equal: comments dropped, each
+// run of whitespace one space, none after an opening bracket or before a
+// closing one or a comma. String literals are kept as they are.
+std::string NormalizeOpaqueBody(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool pending_space = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      if (pending_space && !out.empty() && !IsOpener(out.back())) out += ' ';
+      pending_space = false;
+      size_t end = i + 1;
+      while (end < text.size() && text[end] != '"')
+        end += text[end] == '\\' ? 2 : 1;
+      end = std::min(end + 1, text.size());
+      out.append(text.substr(i, end - i));
+      i = end - 1;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+      pending_space = true;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      pending_space = true;
+      continue;
+    }
+    bool closing = IsCloser(c) && !(c == '>' && i > 0 && text[i - 1] == '-');
+    if (pending_space && !out.empty() && !IsOpener(out.back()) && !closing)
+      out += ' ';
+    pending_space = false;
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<ir::Type> Parser::ParseType() {
@@ -453,7 +498,8 @@ StatusOr<std::string> Parser::ScanOpaqueBody() {
         break;
     }
   }
-  std::string body(lex.buffer().substr(begin, lex.offset() - begin));
+  std::string body =
+      NormalizeOpaqueBody(lex.buffer().substr(begin, lex.offset() - begin));
   ResyncAfterCharacterScan();
   return body;
 }
