@@ -258,6 +258,23 @@ void AppendField(std::string& out, bool& first, const char* name,
   AppendIntList(out, values);
 }
 
+// Whether batch/feature and spatial dimensions are a permutation of the
+// layout's rank (what the [b, 0, 1, f] spelling can show).
+bool IsConvLayout(int64_t first, int64_t second, const std::vector<int64_t>& spatial) {
+  int64_t rank = 2 + static_cast<int64_t>(spatial.size());
+  std::vector<bool> used(rank, false);
+  auto take = [&](int64_t d) {
+    if (d < 0 || d >= rank || used[d]) return false;
+    used[d] = true;
+    return true;
+  };
+  if (!take(first) || !take(second)) return false;
+  for (int64_t d : spatial) {
+    if (!take(d)) return false;
+  }
+  return true;
+}
+
 std::string ConvLayout(int64_t batch, int64_t feature, const std::vector<int64_t>& spatial,
                        char batch_letter, char feature_letter) {
   int64_t rank = 2 + static_cast<int64_t>(spatial.size());
@@ -384,6 +401,26 @@ std::string Attribute::ToString() const {
     }
     case AttrKind::kConvDimensionNumbers: {
       const ConvDimensionNumbers& c = conv();
+      if (!IsConvLayout(c.input_batch_dimension, c.input_feature_dimension,
+                        c.input_spatial_dimensions) ||
+          !IsConvLayout(c.kernel_input_feature_dimension, c.kernel_output_feature_dimension,
+                        c.kernel_spatial_dimensions) ||
+          !IsConvLayout(c.output_batch_dimension, c.output_feature_dimension,
+                        c.output_spatial_dimensions) ||
+          c.input_spatial_dimensions.size() != c.kernel_spatial_dimensions.size() ||
+          c.input_spatial_dimensions.size() != c.output_spatial_dimensions.size()) {
+        // Not a layout the [b, 0, f] spelling can show: the raw fields.
+        auto list = [](const std::vector<int64_t>& v) { return StrCat("[", StrJoin(v, ", "), "]"); };
+        return StrCat("#stablehlo.conv<raw input_batch_dimension = ", c.input_batch_dimension,
+                      ", input_feature_dimension = ", c.input_feature_dimension,
+                      ", input_spatial_dimensions = ", list(c.input_spatial_dimensions),
+                      ", kernel_input_feature_dimension = ", c.kernel_input_feature_dimension,
+                      ", kernel_output_feature_dimension = ", c.kernel_output_feature_dimension,
+                      ", kernel_spatial_dimensions = ", list(c.kernel_spatial_dimensions),
+                      ", output_batch_dimension = ", c.output_batch_dimension,
+                      ", output_feature_dimension = ", c.output_feature_dimension,
+                      ", output_spatial_dimensions = ", list(c.output_spatial_dimensions), ">");
+      }
       return StrCat("#stablehlo.conv<",
                     ConvLayout(c.input_batch_dimension, c.input_feature_dimension,
                                c.input_spatial_dimensions, 'b', 'f'),

@@ -129,10 +129,10 @@ void OpPrinter::PrintRegion(const Region& region, int indent,
     const Block& block = region.block(b);
     if (b > 0 || print_entry_args) NameBlockArguments(block);
     // A block label is needed for later blocks, for entry arguments, and
-    // for a lone empty block (so that it does not read back as no block).
+    // for an empty entry block (so that it does not read back as no block,
+    // or the next block taking its place).
     bool label = b > 0 || (print_entry_args && block.num_arguments() > 0) ||
-                 (region.num_blocks() == 1 && block.empty() &&
-                  block.num_arguments() == 0);
+                 (block.empty() && block.num_arguments() == 0);
     if (label) {
       out_.append(indent, ' ');
       StrAppend(out_, "^bb", b);

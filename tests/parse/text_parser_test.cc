@@ -335,6 +335,15 @@ TEST(TextParser, ParsesStableHloStructAttributes) {
   EXPECT_FALSE(
       parse::ParseTextAttribute("#stablehlo.conv<[b, 0]x[i, o, 0]->[b, f, 0]>")
           .ok());
+  // Dimension numbers no layout can show print (and read back) raw.
+  ir::Attribute odd = Attr(
+      "#stablehlo.conv<raw input_batch_dimension = 0, input_feature_dimension "
+      "= 0, input_spatial_dimensions = [7], kernel_input_feature_dimension = "
+      "1, kernel_output_feature_dimension = 0, kernel_spatial_dimensions = [], "
+      "output_batch_dimension = 0, output_feature_dimension = 1, "
+      "output_spatial_dimensions = [2]>");
+  EXPECT_EQ(odd.ToString().substr(0, 20), "#stablehlo.conv<raw ");
+  EXPECT_EQ(Attr(odd.ToString()), odd);
 }
 
 TEST(TextParser, ResolvesLocationAliasesDefinedAfterTheModule) {

@@ -274,6 +274,31 @@ TEST(TextPrinter, PrintsGenericFormWithPropertiesRegionsAndLocations) {
       << pretty;
 }
 
+TEST(TextPrinter, KeepsEmptyBlocksAndMalformedModulesThroughARoundTrip) {
+  for (const char* text : {
+           "\"x.op\"() ({\n^bb0:\n^bb1:\n  \"x.end\"() : () -> ()\n}) : () -> "
+           "()",
+           "\"x.op\"() ({\n^bb0:\n}, {\n}) : () -> ()",
+           // Module ops that cannot be the module stay generic ops.
+           "\"builtin.module\"() : () -> ()",
+           "\"builtin.module\"() ({\n^bb0:\n^bb1:\n}) : () -> ()",
+       }) {
+    StatusOr<std::unique_ptr<ir::Module>> module =
+        parse::ParseTextModule(text, "b.mlir");
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    for (bool generic : {false, true}) {
+      std::string printed = ir::PrintModule(**module, {generic, true});
+      StatusOr<std::unique_ptr<ir::Module>> again =
+          parse::ParseTextModule(printed, "b2.mlir");
+      ASSERT_TRUE(again.ok()) << again.status().ToString() << "\n" << printed;
+      std::string why;
+      EXPECT_TRUE(ir::StructurallyEqual(**module, **again, true, &why))
+          << why << "\n"
+          << printed;
+    }
+  }
+}
+
 TEST(TextPrinter, PrintsResourceBlobsAndReadsThemBack) {
   std::string text = R"(
     func.func @f() -> tensor<2xf32> {

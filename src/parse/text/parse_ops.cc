@@ -617,8 +617,12 @@ StatusOr<std::unique_ptr<ir::Module>> Parser::ParseFile() {
   RETURN_IF_ERROR(PopNameScope());
   RETURN_IF_ERROR(ResolveDeferredLocations());
   std::unique_ptr<ir::Module> module;
-  if (top.operations().size() == 1 &&
-      top.operations()[0]->is(ir::OpCode::kModule)) {
+  // A lone module op is the module, when it has the one body block a module
+  // holds (a malformed one stays a generic op in an implicit module).
+  const ir::Operation* lone =
+      top.operations().size() == 1 ? top.operations()[0].get() : nullptr;
+  if (lone && lone->is(ir::OpCode::kModule) && lone->num_regions() == 1 &&
+      lone->region(0).num_blocks() == 1) {
     std::vector<std::unique_ptr<ir::Operation>> ops = top.TakeOperations();
     module = std::make_unique<ir::Module>(std::move(ops[0]));
   } else {
