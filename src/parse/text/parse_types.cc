@@ -466,6 +466,13 @@ StatusOr<std::string> Parser::ScanOpaqueBody() {
       continue;
     }
     size_t here = lex.offset();
+    if (c == '/' && here + 1 < lex.buffer().size() &&
+        lex.buffer()[here + 1] == '/') {
+      // A comment: its brackets do not count (and it is dropped from the
+      // stored text).
+      while (lex.Peek() >= 0 && lex.Peek() != '\n') lex.Bump();
+      continue;
+    }
     lex.Bump();
     switch (c) {
       case '<':
