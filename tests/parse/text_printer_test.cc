@@ -328,6 +328,7 @@ TEST(TextPrinter, RoundTripsSpecialFloatValuesExactly) {
       %1 = stablehlo.constant dense<[0x7FF8000000000001, 2.2250738585072014E-308]> : tensor<2xf64>
       %2 = stablehlo.constant dense<[0x7E, 0xFF, 0x80]> : tensor<3xf8E4M3FN>
       %3 = stablehlo.constant dense<(0xFFC00000, -0.0)> : tensor<complex<f32>>
+      "x.attrs"() {a = 0x7E01 : f16, b = 0xFFC00001 : f32, c = 0x7FF0000000000001 : f64, d = array<f32: 0xFFC00001, -0.0>} : () -> ()
       return
     }
   )";
