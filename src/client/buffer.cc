@@ -27,7 +27,9 @@ Status Buffer::Describe() {
     return InternalError("PJRT_Buffer_Dimensions returned ", dims_args.num_dims,
                          " dimensions with a null list");
   }
-  shape_.element_type = type_args.type;
+  ASSIGN_OR_RETURN(
+      shape_.element_type,
+      internal::CheckedBufferType(type_args.type, "PJRT_Buffer_ElementType"));
   shape_.dimensions.assign(dims_args.dims, dims_args.dims + dims_args.num_dims);
   auto device_args = KILN_PJRT_ARGS(PJRT_Buffer_Device_Args);
   device_args.buffer = handle_;

@@ -107,12 +107,25 @@ StatusOr<std::vector<Shape>> Executable::OutputShapes() const {
                          " output types but ", dims_args.num_outputs,
                          " output dimension lists");
   }
+  if (dims_args.num_outputs > 0 &&
+      (types_args.output_types == nullptr || dims_args.dim_sizes == nullptr)) {
+    return InternalError("plugin reported ", dims_args.num_outputs,
+                         " outputs with a null type or dimension list");
+  }
   std::vector<Shape> shapes;
   const int64_t* dims = dims_args.dims;
   for (size_t i = 0; i < dims_args.num_outputs; ++i) {
     Shape shape;
-    shape.element_type = types_args.output_types[i];
+    ASSIGN_OR_RETURN(
+        shape.element_type,
+        internal::CheckedBufferType(types_args.output_types[i],
+                                    "PJRT_Executable_OutputElementTypes"));
     size_t rank = dims_args.dim_sizes[i];
+    if (rank > 0 && dims == nullptr) {
+      return InternalError(
+          "plugin reported output dimensions with a null "
+          "list");
+    }
     shape.dimensions.assign(dims, dims + rank);
     dims += rank;
     shapes.push_back(std::move(shape));

@@ -9,6 +9,7 @@
 
 #include "base/logging.h"
 #include "base/strings.h"
+#include "client/pjrt_util.h"
 
 namespace kiln::client {
 namespace {
@@ -119,7 +120,9 @@ StatusOr<std::vector<NamedValue>> CopyNamedValues(const PJRT_NamedValue* values,
       return InvalidArgumentError("named value ", i, " has a null name");
     }
     value.name.assign(in.name == nullptr ? "" : in.name, in.name_size);
-    switch (in.type) {
+    // Read as a number: a plugin may store anything in the field.
+    int type = internal::RawEnumValue(in.type);
+    switch (type) {
       case PJRT_NamedValue_kString:
         if (in.string_value == nullptr && in.value_size > 0) {
           return InvalidArgumentError("named value '", value.name,
@@ -146,9 +149,9 @@ StatusOr<std::vector<NamedValue>> CopyNamedValues(const PJRT_NamedValue* values,
         value.value = in.bool_value;
         break;
       default:
-        return InvalidArgumentError(
-            "named value '", value.name, "' has unknown type ",
-            static_cast<int>(in.type), " (expected 0 to 4)");
+        return InvalidArgumentError("named value '", value.name,
+                                    "' has unknown type ", type,
+                                    " (expected 0 to 4)");
     }
     out.push_back(std::move(value));
   }
@@ -360,7 +363,7 @@ Status Plugin::ConsumeError(PJRT_Error* error) const {
   PJRT_Error* code_error = table_.PJRT_Error_GetCode(&code_args);
   StatusCode code = StatusCode::kUnknown;
   if (code_error == nullptr) {
-    int raw = static_cast<int>(code_args.code);
+    int raw = internal::RawEnumValue(code_args.code);
     // A plugin that reports OK or an unknown number for a real error still
     // failed: keep the failure, call it UNKNOWN.
     if (raw > 0 && raw <= static_cast<int>(StatusCode::kUnauthenticated)) {

@@ -232,7 +232,9 @@ TEST(PluginTest, CopyNamedValuesRejectsUnknownTypesAndNullLists) {
   value.struct_size = PJRT_NamedValue_STRUCT_SIZE;
   value.name = "weird";
   value.name_size = 5;
-  value.type = static_cast<PJRT_NamedValue_Type>(9);
+  // An out-of-range enum, stored as a plugin's C code could store it.
+  const int nine = 9;
+  std::memcpy(&value.type, &nine, sizeof(nine));
   auto copied = CopyNamedValues(&value, 1);
   ASSERT_FALSE(copied.ok());
   EXPECT_EQ(copied.status().code(), StatusCode::kInvalidArgument);
