@@ -36,7 +36,9 @@ if(TARGET kiln_client)
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kiln/base)
 endif()
 if(TARGET kiln)
-  install(TARGETS kiln RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  # OPTIONAL: a tree that built only the client and the plugin still
+  # installs (the command links every layer).
+  install(TARGETS kiln RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} OPTIONAL)
 endif()
 
 configure_package_config_file(
