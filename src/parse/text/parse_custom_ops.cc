@@ -8,8 +8,8 @@ namespace kiln::parse::text {
 
 StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseFuncOp(
     const Token& start) {
-  auto op = std::make_unique<ir::Operation>(
-      "func.func", std::vector<ir::Type>{}, DefaultLocation(start));
+  auto op =
+      std::make_unique<ir::Operation>("func.func", std::vector<ir::Type>{});
   if (tok_.IsKeyword("public") || tok_.IsKeyword("private") ||
       tok_.IsKeyword("nested")) {
     op->SetAttr("sym_visibility",
@@ -109,8 +109,8 @@ StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseFuncOp(
 
 StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseModuleOp(
     const Token& start) {
-  auto op = std::make_unique<ir::Operation>(
-      "builtin.module", std::vector<ir::Type>{}, DefaultLocation(start));
+  auto op = std::make_unique<ir::Operation>("builtin.module",
+                                            std::vector<ir::Type>{});
   if (tok_.is(TokenKind::kAtIdentifier) || tok_.is(TokenKind::kAtString)) {
     ASSIGN_OR_RETURN(ir::Attribute symbol, ParseSymbolRef());
     op->SetAttr("sym_name", ir::Attribute::String(symbol.symbol_root()));
@@ -132,8 +132,8 @@ StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseWhileOp(
     const Token& start) {
   // stablehlo.while(%iterArg = %init, ...) : T, ... [attributes {...}]
   //     cond { ... } do { ... }
-  auto op = std::make_unique<ir::Operation>(
-      "stablehlo.while", std::vector<ir::Type>{}, DefaultLocation(start));
+  auto op = std::make_unique<ir::Operation>("stablehlo.while",
+                                            std::vector<ir::Type>{});
   RETURN_IF_ERROR(Expect(TokenKind::kLeftParen, "after stablehlo.while"));
   std::vector<ArgumentDef> iter_args;
   std::vector<OperandRef> operands;
@@ -182,8 +182,8 @@ StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseReduceOp(
     const Token& start) {
   // stablehlo.reduce(%x init: %i), ... [applies OP] across dimensions = [..]
   //     {attrs} : (types) -> types [reducer(%a: T, %b: T) ... { body }]
-  auto op = std::make_unique<ir::Operation>(
-      "stablehlo.reduce", std::vector<ir::Type>{}, DefaultLocation(start));
+  auto op = std::make_unique<ir::Operation>("stablehlo.reduce",
+                                            std::vector<ir::Type>{});
   std::vector<OperandRef> inputs, inits;
   do {
     RETURN_IF_ERROR(Expect(TokenKind::kLeftParen, "to begin reduce operand"));
@@ -241,11 +241,10 @@ StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseReduceOp(
     ir::Value* lhs = block.AddArgument(scalar, DefaultLocation(inner_name));
     ir::Value* rhs = block.AddArgument(scalar, DefaultLocation(inner_name));
     auto inner = std::make_unique<ir::Operation>(std::string(inner_name.text),
-                                                 std::vector<ir::Type>{scalar},
-                                                 DefaultLocation(start));
+                                                 std::vector<ir::Type>{scalar});
     inner->set_operands({lhs, rhs});
-    auto ret = std::make_unique<ir::Operation>(
-        "stablehlo.return", std::vector<ir::Type>{}, DefaultLocation(start));
+    auto ret = std::make_unique<ir::Operation>("stablehlo.return",
+                                               std::vector<ir::Type>{});
     ret->set_operands({inner->result(0)});
     inherit_location_.push_back(block.Append(std::move(inner)));
     inherit_location_.push_back(block.Append(std::move(ret)));
@@ -271,8 +270,7 @@ StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseReduceOp(
 
 StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseConstantOp(
     const std::string& name, const Token& start) {
-  auto op = std::make_unique<ir::Operation>(name, std::vector<ir::Type>{},
-                                            DefaultLocation(start));
+  auto op = std::make_unique<ir::Operation>(name, std::vector<ir::Type>{});
   if (Consume(TokenKind::kLeftParen)) {
     // The generic-like spelling used when the value's type differs from the
     // result type (quantized constants): `() <{value = ...}> {..} : () -> T`.
@@ -317,8 +315,7 @@ StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseConstantOp(
 StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseOptimizationBarrierOp(
     const Token& start) {
   auto op = std::make_unique<ir::Operation>("stablehlo.optimization_barrier",
-                                            std::vector<ir::Type>{},
-                                            DefaultLocation(start));
+                                            std::vector<ir::Type>{});
   RETURN_IF_ERROR(ParseOptionalAttrDict(*op, /*with_keyword=*/false));
   if (Consume(TokenKind::kLeftParen)) {
     RETURN_IF_ERROR(
@@ -347,8 +344,8 @@ StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseScanOp(
     const Token& start) {
   // chlo.scan(%in, ...) inits(%init, ...) dimension=N [attributes {..}]
   //     { region } : (types) -> (types)
-  auto op = std::make_unique<ir::Operation>(
-      "chlo.scan", std::vector<ir::Type>{}, DefaultLocation(start));
+  auto op =
+      std::make_unique<ir::Operation>("chlo.scan", std::vector<ir::Type>{});
   std::vector<OperandRef> inputs, inits;
   RETURN_IF_ERROR(Expect(TokenKind::kLeftParen, "after chlo.scan"));
   RETURN_IF_ERROR(ParseOperandRefList(inputs));

@@ -35,8 +35,7 @@ bool MatchesLiteral(const Token& token, const std::string& literal) {
 
 StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseFormattedOperation(
     const std::string& name, const ir::OpFormat& format, const Token& start) {
-  auto op = std::make_unique<ir::Operation>(name, std::vector<ir::Type>{},
-                                            DefaultLocation(start));
+  auto op = std::make_unique<ir::Operation>(name, std::vector<ir::Type>{});
   std::vector<OperandRef> operands;
   std::vector<ir::Type> operand_types, result_types;
   const Token op_token = start;

@@ -201,6 +201,9 @@ Status Parser::ParseOperation(ir::Block& block) {
     for (ir::Operation* inner : inherit)
       RETURN_IF_ERROR(SetOpLocation(*inner, loc));
   } else {
+    // No `loc(...)`: the op's place in the file (set here rather than when
+    // the op is built, since most ops in real programs carry a location).
+    op->set_loc(DefaultLocation(start));
     for (ir::Operation* inner : inherit) inner->set_loc(op->loc());
   }
   if (op->num_results() != num_results) {
@@ -233,8 +236,7 @@ StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseGenericOperation(
   const Token name_token = tok_;
   ASSIGN_OR_RETURN(std::string name, ParseStringLiteral("as operation name"));
   if (name.empty()) return ErrorAt(name_token, "empty operation name");
-  auto op = std::make_unique<ir::Operation>(name, std::vector<ir::Type>{},
-                                            DefaultLocation(start));
+  auto op = std::make_unique<ir::Operation>(name, std::vector<ir::Type>{});
   RETURN_IF_ERROR(Expect(TokenKind::kLeftParen, "to begin operand list"));
   std::vector<OperandRef> operands;
   RETURN_IF_ERROR(ParseOperandRefList(operands));
@@ -379,7 +381,6 @@ StatusOr<ArgumentDef> Parser::ParseArgumentDef(bool allow_attributes) {
   if (allow_attributes && tok_.is(TokenKind::kLeftBrace)) {
     ASSIGN_OR_RETURN(def.attributes, ParseDictionaryAttribute());
   }
-  def.loc = DefaultLocation(def.token);
   if (tok_.IsKeyword("loc")) {
     ASSIGN_OR_RETURN(std::shared_ptr<LocExpr> loc, ParseLocation());
     if (loc->kind == LocExpr::Kind::kResolved) {
@@ -388,6 +389,8 @@ StatusOr<ArgumentDef> Parser::ParseArgumentDef(bool allow_attributes) {
       def.pending_loc = std::move(loc);
     }
     def.has_loc = true;
+  } else {
+    def.loc = DefaultLocation(def.token);
   }
   return def;
 }
