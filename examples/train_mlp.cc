@@ -8,6 +8,7 @@
 //
 //   train_mlp [--plugin PATH] [--device NAME] [--steps N]
 //             [--learning-rate X] [--print-every N] [--json] [--check]
+//   train_mlp --print-program     (prints the training step's StableHLO)
 //
 // Without --plugin the client is the process-wide one of $PJRT_DEVICE, or
 // Kiln's plugin when that is unset. Exit codes: 0 trained; 1 error; 2 bad
@@ -49,13 +50,14 @@ struct Flags {
   int print_every = 25;
   bool json = false;
   bool check = false;
+  bool print_program = false;
 };
 
 int Usage(const char* problem) {
   std::fprintf(stderr,
                "train_mlp: %s\nusage: train_mlp [--plugin PATH] [--device "
                "NAME] [--steps N] [--learning-rate X] [--print-every N] "
-               "[--json] [--check]\n",
+               "[--json] [--check] | --print-program\n",
                problem);
   return 2;
 }
@@ -253,9 +255,22 @@ int main(int argc, char** argv) {
       flags.json = true;
     } else if (arg == "--check") {
       flags.check = true;
+    } else if (arg == "--print-program") {
+      flags.print_program = true;
     } else {
       return Usage(("unknown argument " + arg).c_str());
     }
+  }
+  if (flags.print_program) {
+    std::vector<int> donated;
+    auto program = BuildTrainStep(flags.learning_rate, &donated);
+    if (!program.ok()) {
+      std::fprintf(stderr, "train_mlp: %s\n",
+                   program.status().ToString().c_str());
+      return 1;
+    }
+    std::printf("%s", program->c_str());
+    return 0;
   }
   return Train(flags);
 }

@@ -2,11 +2,13 @@
 // the result's compute type and transposed into the kernels' canonical
 // layouts.
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "compile/lower_families.h"
 #include "exec/kernels/convolution.h"
 #include "exec/kernels/dot.h"
+#include "exec/kernels/einsum.h"
 #include "exec/kernels/element.h"
 
 namespace kiln::compile {
@@ -380,9 +382,80 @@ Status LowerRaggedDot(Lowering& lowering, const ir::Operation& op) {
   return OkStatus();
 }
 
+// einsum ("ab,bc->ac") and unary_einsum ("ab->ba"): labels are letters.
+Status LowerEinsum(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute config = op.GetAttr("einsum_config");
+  if (!config.is(ir::AttrKind::kString)) {
+    return InvalidArgumentError(op.Describe(), ": missing einsum_config");
+  }
+  std::string_view text = config.string_value();
+  size_t arrow = text.find("->");
+  if (arrow == std::string_view::npos) {
+    return InvalidArgumentError(op.Describe(), ": einsum_config \"", text,
+                                "\" has no ->");
+  }
+  std::vector<std::string_view> inputs = StrSplit(text.substr(0, arrow), ',');
+  std::string_view output = text.substr(arrow + 2);
+  if (static_cast<int>(inputs.size()) != op.num_operands()) {
+    return InvalidArgumentError(op.Describe(), ": einsum_config \"", text, "\" names ",
+                                inputs.size(), " operands; the op has ", op.num_operands());
+  }
+  std::map<char, int> label_of;
+  std::vector<int64_t> label_sizes;
+  std::vector<exec::EinsumOperand> operands;
+  std::vector<SlotId> slots;
+  ElementType type = ElementType::kF32;
+  for (int k = 0; k < op.num_operands(); ++k) {
+    ASSIGN_OR_RETURN(SlotId slot, lowering.Operand(op, k));
+    ArrayShape shape = lowering.shape(slot);
+    std::string_view labels = StripWhitespace(inputs[k]);
+    if (static_cast<int64_t>(labels.size()) != shape.rank()) {
+      return InvalidArgumentError(op.Describe(), ": \"", labels, "\" does not label ",
+                                  shape.ToString());
+    }
+    exec::EinsumOperand operand;
+    operand.dims = shape.dims;
+    for (size_t d = 0; d < labels.size(); ++d) {
+      auto [it, inserted] = label_of.emplace(labels[d], static_cast<int>(label_sizes.size()));
+      if (inserted) label_sizes.push_back(shape.dims[d]);
+      if (label_sizes[it->second] != shape.dims[d]) {
+        return InvalidArgumentError(op.Describe(), ": label ", labels[d],
+                                    " has sizes ", label_sizes[it->second], " and ",
+                                    shape.dims[d]);
+      }
+      operand.labels.push_back(it->second);
+    }
+    operands.push_back(std::move(operand));
+    slots.push_back(slot);
+    type = shape.type;
+  }
+  std::vector<int> result_labels;
+  std::vector<int64_t> result_dims;
+  for (char c : StripWhitespace(output)) {
+    auto it = label_of.find(c);
+    if (it == label_of.end()) {
+      return InvalidArgumentError(op.Describe(), ": output label ", c, " is not an input label");
+    }
+    result_labels.push_back(it->second);
+    result_dims.push_back(label_sizes[it->second]);
+  }
+  ASSIGN_OR_RETURN(ArrayShape result, lowering.ResultShape(op, 0, result_dims));
+  ElementType compute = exec::ComputeType(result.type);
+  for (SlotId& slot : slots) slot = ConvertSlot(lowering, op, slot, compute);
+  auto kernel = exec::MakeEinsumKernel(compute, std::move(operands), std::move(result_labels),
+                                       std::move(label_sizes));
+  if (!kernel) return UnsupportedType(op, type);
+  SlotId out = lowering.NewTemp(ArrayShape{compute, result_dims});
+  lowering.Emit(op, std::move(kernel), std::move(slots), {out});
+  lowering.Bind(op.result(0), ConvertSlot(lowering, op, out, result.type));
+  return OkStatus();
+}
+
 }  // namespace
 
 void RegisterDotLowerings() {
+  RegisterLowering(OpCode::kEinsum, LowerEinsum);
+  RegisterLowering(OpCode::kUnaryEinsum, LowerEinsum);
   RegisterLowering(OpCode::kChloRaggedDot, LowerRaggedDot);
   RegisterLowering(OpCode::kDotGeneral, LowerDotGeneral);
   RegisterLowering(OpCode::kDot, LowerDot);

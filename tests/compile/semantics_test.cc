@@ -281,3 +281,24 @@ func.func @main() -> (tensor<2x2x2xf32>, tensor<2x2x2xf32>, tensor<2xf32>, tenso
 
 }  // namespace
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+namespace {
+
+TEST(SemanticsTest, EinsumContractsLabels) {
+  // "ab,bc->ca": a transposed matrix product.
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> (tensor<2x2xi32>, tensor<3x2xi32>) {
+  %a = stablehlo.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>
+  %b = stablehlo.constant dense<[[1, 0], [0, 1], [1, 1]]> : tensor<3x2xi32>
+  %c = "stablehlo.einsum"(%a, %b) {einsum_config = "ab,bc->ca"} : (tensor<2x3xi32>, tensor<3x2xi32>) -> tensor<2x2xi32>
+  %t = "stablehlo.unary_einsum"(%a) {einsum_config = "ab->ba"} : (tensor<2x3xi32>) -> tensor<3x2xi32>
+  return %c, %t : tensor<2x2xi32>, tensor<3x2xi32>
+})"));
+  // a @ b = [[4, 5], [10, 11]]; transposed: [[4, 10], [5, 11]].
+  EXPECT_EQ(out[0].As<int32_t>(), (std::vector<int32_t>{4, 10, 5, 11}));
+  EXPECT_EQ(out[1].As<int32_t>(), (std::vector<int32_t>{1, 4, 2, 5, 3, 6}));
+}
+
+}  // namespace
+}  // namespace kiln::testing

@@ -1,5 +1,7 @@
 #include "exec/kernels/convolution.h"
 
+#include <algorithm>
+
 #include "exec/executor.h"
 #include "exec/kernels/element.h"
 #include "exec/kernels/elementwise_ops.h"
@@ -106,9 +108,93 @@ class ConvolutionKernel : public Kernel {
   std::vector<int64_t> in_strides_, kernel_strides_;
 };
 
+// The common case: two (or one) spatial dimensions and no input
+// dilation, for float types. Loops over kernel taps outside and output
+// columns inside, so the inner loop is a strided multiply-add with bounds
+// computed once per row instead of per element.
+template <typename T>
+class Convolution2dKernel : public Kernel {
+ public:
+  explicit Convolution2dKernel(ConvolutionParams p) : p_(std::move(p)) {
+    // View one spatial dimension as [1, W].
+    if (p_.input_dims.size() == 3) {
+      p_.input_dims.insert(p_.input_dims.begin() + 2, 1);
+      p_.kernel_dims.insert(p_.kernel_dims.begin() + 2, 1);
+      p_.output_dims.insert(p_.output_dims.begin() + 2, 1);
+      p_.strides.insert(p_.strides.begin(), 1);
+      p_.padding_low.insert(p_.padding_low.begin(), 0);
+      p_.rhs_dilation.insert(p_.rhs_dilation.begin(), 1);
+      p_.reversal.insert(p_.reversal.begin(), false);
+    }
+  }
+
+  Status Run(RunContext& ctx, const Step& step) const override {
+    const T* input = ctx.In<T>(step, 0);
+    const T* kernel = ctx.In<T>(step, 1);
+    T* out = ctx.Out<T>(step, 0);
+    const int64_t N = p_.output_dims[0], O = p_.output_dims[1];
+    const int64_t OH = p_.output_dims[2], OW = p_.output_dims[3];
+    const int64_t C = p_.input_dims[1], H = p_.input_dims[2], W = p_.input_dims[3];
+    const int64_t KI = p_.kernel_dims[1], KH = p_.kernel_dims[2], KW = p_.kernel_dims[3];
+    const int64_t sh = p_.strides[0], sw = p_.strides[1];
+    const int64_t ph = p_.padding_low[0], pw = p_.padding_low[1];
+    const int64_t dh = p_.rhs_dilation[0], dw = p_.rhs_dilation[1];
+    const int64_t out_per_feature_group = O / p_.feature_group_count;
+    const int64_t out_per_batch_group = O / p_.batch_group_count;
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t o = 0; o < O; ++o) {
+        int64_t feature_group = o / out_per_feature_group;
+        int64_t in_batch = (o / out_per_batch_group) * N + n;
+        T* plane = out + (n * O + o) * OH * OW;
+        std::fill(plane, plane + OH * OW, T{});
+        for (int64_t i = 0; i < KI; ++i) {
+          int64_t c = feature_group * KI + i;
+          if (c >= C) break;
+          const T* image = input + (in_batch * C + c) * H * W;
+          for (int64_t ky = 0; ky < KH; ++ky) {
+            int64_t ky_src = p_.reversal[0] ? KH - 1 - ky : ky;
+            for (int64_t kx = 0; kx < KW; ++kx) {
+              int64_t kx_src = p_.reversal[1] ? KW - 1 - kx : kx;
+              T weight = kernel[((o * KI + i) * KH + ky_src) * KW + kx_src];
+              // Output columns whose input column x*sw + kx*dw - pw is
+              // inside [0, W).
+              int64_t offset_x = kx * dw - pw;
+              int64_t x_begin = offset_x >= 0 ? 0 : (-offset_x + sw - 1) / sw;
+              int64_t x_end = W - offset_x <= 0 ? 0 : (W - offset_x + sw - 1) / sw;
+              x_end = std::min(x_end, OW);
+              for (int64_t y = 0; y < OH; ++y) {
+                int64_t iy = y * sh + ky * dh - ph;
+                if (iy < 0 || iy >= H) continue;
+                const T* row = image + iy * W + offset_x;
+                T* target = plane + y * OW;
+                for (int64_t x = x_begin; x < x_end; ++x) target[x] += weight * row[x * sw];
+              }
+            }
+          }
+        }
+      }
+      if (ctx.cancelled()) return ctx.CancelledStatus();
+    }
+    return OkStatus();
+  }
+
+ private:
+  ConvolutionParams p_;
+};
+
 }  // namespace
 
 std::unique_ptr<Kernel> MakeConvolutionKernel(ConvolutionParams params) {
+  size_t spatial = params.input_dims.size() - 2;
+  bool no_lhs_dilation = true;
+  for (int64_t d : params.lhs_dilation) no_lhs_dilation &= d == 1;
+  if ((spatial == 1 || spatial == 2) && no_lhs_dilation &&
+      (params.type == ElementType::kF32 || params.type == ElementType::kF64)) {
+    if (params.type == ElementType::kF32) {
+      return std::make_unique<Convolution2dKernel<float>>(std::move(params));
+    }
+    return std::make_unique<Convolution2dKernel<double>>(std::move(params));
+  }
   std::unique_ptr<Kernel> kernel;
   DispatchNative(params.type, [&](auto tag) {
     using T = decltype(tag);
