@@ -15,6 +15,14 @@ namespace kiln::compile {
 
 class CustomCallRegistry;
 
+// A device's place in a replicated or partitioned program.
+struct ProcessPosition {
+  int replica_id = 0;
+  int partition_id = 0;
+  int num_replicas = 1;
+  int num_partitions = 1;
+};
+
 struct CompileOptions {
   // The entry function; empty: @main, else the only public function.
   std::string entry;
@@ -30,6 +38,11 @@ struct CompileOptions {
   // Run small steps whose inputs are all constants while compiling (their
   // results become constants). Off: every step runs at run time.
   bool fold_constants = true;
+  // Where this plan runs among the program's replicas and partitions:
+  // replica_id and partition_id lower to these values. Collectives whose
+  // groups span more than one device answer UNIMPLEMENTED (Kiln does not
+  // exchange data between devices yet).
+  ProcessPosition position;
 };
 
 // Compiles `module` into an immutable plan. Errors name the op and its

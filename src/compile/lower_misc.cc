@@ -1,5 +1,7 @@
 // Lowering of fft, random numbers, linear algebra and the one-device forms
 // of collectives.
+#include <cstring>
+
 #include "compile/lower_families.h"
 #include "exec/kernels/batch_norm.h"
 #include "exec/kernels/copy.h"
@@ -173,19 +175,22 @@ Status LowerTriangularSolve(Lowering& lowering, const ir::Operation& op) {
   return OkStatus();
 }
 
-// The largest replica group of a collective (1 when absent).
-int64_t LargestGroup(const ir::Operation& op) {
+// The largest replica group of a collective. Without groups (or with an
+// empty list) every device of the program takes part.
+int64_t LargestGroup(const Lowering& lowering, const ir::Operation& op) {
+  const ProcessPosition& position = lowering.position();
+  int64_t devices = int64_t{position.num_replicas} * position.num_partitions;
   ir::Attribute groups = op.GetAttr("replica_groups");
-  if (!groups.is(ir::AttrKind::kDenseElements)) return 1;
+  if (!groups.is(ir::AttrKind::kDenseElements)) return devices;
   const ir::Type& type = groups.type();
-  if (type.rank() == 2) return type.dim(1);
-  return 1;
+  if (type.rank() == 2 && type.dim(0) > 0) return type.dim(1);
+  return devices;
 }
 
 // A collective over one participant: its result is its operand (all_reduce
 // of one value, all_gather/all_to_all of one part, a broadcast from self).
 Status LowerCollectiveIdentity(Lowering& lowering, const ir::Operation& op) {
-  int64_t group = LargestGroup(op);
+  int64_t group = LargestGroup(lowering, op);
   if (group > 1) {
     return UnimplementedError(op.Describe(), ": needs ", group,
                               " participants; Kiln runs this program on one "
@@ -201,19 +206,25 @@ Status LowerCollectiveIdentity(Lowering& lowering, const ir::Operation& op) {
 }
 
 Status LowerCollectivePermute(Lowering& lowering, const ir::Operation& op) {
-  // With one process, the result is the operand when the pairs send 0 to 0,
-  // zeros otherwise (spec: collective_permute).
+  // Each device receives from the pair that targets it, zeros when none
+  // does (spec: collective_permute). Only pairs from a device to itself
+  // can run without exchanging data between devices.
   ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, 0));
   ASSIGN_OR_RETURN(std::vector<int64_t> pairs,
                    IntsAttr(op, "source_target_pairs", std::vector<int64_t>{}));
+  const ProcessPosition& position = lowering.position();
+  // Replica ids within a partition, or partition ids in SPMD programs.
+  int64_t me = position.num_partitions > 1 ? position.partition_id
+                                           : position.replica_id;
   bool self = false;
   for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
-    if (pairs[i] > 0 || pairs[i + 1] > 0) {
-      return UnimplementedError(op.Describe(), ": sends between processes ",
-                                pairs[i], " and ", pairs[i + 1],
-                                "; Kiln runs this program on one device");
+    if (pairs[i] != pairs[i + 1]) {
+      return UnimplementedError(op.Describe(), ": sends from process ",
+                                pairs[i], " to ", pairs[i + 1],
+                                "; Kiln does not exchange data between "
+                                "devices yet");
     }
-    self |= pairs[i] == 0 && pairs[i + 1] == 0;
+    self |= pairs[i] == me;
   }
   ArrayShape shape = lowering.shape(operand);
   if (self) {
@@ -228,12 +239,18 @@ Status LowerCollectivePermute(Lowering& lowering, const ir::Operation& op) {
   return OkStatus();
 }
 
+// replica_id / partition_id: the position the plan is compiled for (a
+// ui32 scalar).
 Status LowerProcessId(Lowering& lowering, const ir::Operation& op) {
   ASSIGN_OR_RETURN(ArrayShape shape, lowering.ResultShape(op, 0));
-  ASSIGN_OR_RETURN(
-      SlotId zero,
-      lowering.NewConstant(shape, std::string(shape.byte_size(), '\0')));
-  lowering.Bind(op.result(0), zero);
+  const ProcessPosition& position = lowering.position();
+  uint32_t id = static_cast<uint32_t>(op.is(OpCode::kReplicaId)
+                                          ? position.replica_id
+                                          : position.partition_id);
+  std::string bytes(shape.byte_size(), '\0');
+  if (bytes.size() >= sizeof(id)) std::memcpy(bytes.data(), &id, sizeof(id));
+  ASSIGN_OR_RETURN(SlotId constant, lowering.NewConstant(shape, bytes));
+  lowering.Bind(op.result(0), constant);
   return OkStatus();
 }
 

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "compile/compiler.h"
 #include "exec/plan.h"
 #include "ir/operation.h"
 
@@ -153,6 +154,8 @@ class Lowering {
 
   const ir::Module& module() const { return module_; }
   void set_fold_constants(bool fold) { fold_constants_ = fold; }
+  void set_position(const ProcessPosition& position) { position_ = position; }
+  const ProcessPosition& position() const { return position_; }
   const CustomCallRegistry& custom_calls() const { return custom_calls_; }
   // The number of steps emitted so far.
   int64_t step_count() const { return counter_; }
@@ -195,6 +198,7 @@ class Lowering {
   std::vector<const ir::Operation*> call_stack_;
   bool quantized_as_float_ = false;
   bool fold_constants_ = true;
+  ProcessPosition position_;
 };
 
 // Registration of the lowering functions of one op family (lower_*.cc).

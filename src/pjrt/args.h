@@ -33,6 +33,8 @@ struct StructInfo;
 #define KILN_PJRT_SLOT(name, state) KILN_PJRT_STRUCT_INFO(name##_Args)
 #include "pjrt/slots.def"
 KILN_PJRT_STRUCT_INFO(PJRT_NamedValue)
+KILN_PJRT_STRUCT_INFO(PJRT_Program)
+KILN_PJRT_STRUCT_INFO(PJRT_ExecuteOptions)
 KILN_PJRT_STRUCT_INFO(PJRT_Buffer_MemoryLayout)
 KILN_PJRT_STRUCT_INFO(PJRT_Buffer_MemoryLayout_Tiled)
 KILN_PJRT_STRUCT_INFO(PJRT_Buffer_MemoryLayout_Strides)

@@ -93,6 +93,18 @@ StatusOr<PJRT_Event*> CheckEvent(PJRT_Event* event, std::string_view what) {
   return CheckTagged(event, HandleTag::kEvent, "PJRT_Event", what);
 }
 
+StatusOr<PJRT_Executable*> CheckExecutable(PJRT_Executable* executable,
+                                           std::string_view what) {
+  return CheckTagged(executable, HandleTag::kExecutable, "PJRT_Executable",
+                     what);
+}
+
+StatusOr<PJRT_LoadedExecutable*> CheckLoadedExecutable(
+    PJRT_LoadedExecutable* executable, std::string_view what) {
+  return CheckTagged(executable, HandleTag::kLoadedExecutable,
+                     "PJRT_LoadedExecutable", what);
+}
+
 StatusOr<const PJRT_TopologyDescription*> CheckTopology(
     const PJRT_TopologyDescription* topology, std::string_view what) {
   return CheckTagged(topology, HandleTag::kTopology, "PJRT_TopologyDescription",

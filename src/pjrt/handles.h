@@ -10,6 +10,7 @@
 #ifndef KILN_PJRT_HANDLES_H_
 #define KILN_PJRT_HANDLES_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -24,6 +25,7 @@
 #include "runtime/buffer.h"
 #include "runtime/client.h"
 #include "runtime/event.h"
+#include "runtime/executable.h"
 #include "runtime/topology.h"
 
 namespace kiln::pjrt {
@@ -44,6 +46,30 @@ enum class HandleTag : uint64_t {
   kBuffer = MakeHandleTag("kln:bufr"),
   kEvent = MakeHandleTag("kln:evnt"),
   kTopology = MakeHandleTag("kln:topo"),
+  kExecutable = MakeHandleTag("kln:exec"),
+  kLoadedExecutable = MakeHandleTag("kln:load"),
+};
+
+// What PJRT_Executable and PJRT_LoadedExecutable handles share: the
+// runtime executable, the options it was compiled with, and the stable
+// arrays and strings the query slots hand out.
+struct ExecutableState {
+  std::shared_ptr<runtime::Executable> executable;
+  // The runtime client it was compiled for (its devices).
+  const runtime::Client* client = nullptr;
+  // The serialized xla.CompileOptionsProto it was compiled with.
+  std::string compile_options;
+  // The program as given (for Serialize).
+  std::string program;
+  std::string fingerprint;  // hex
+  std::vector<PJRT_Buffer_Type> output_types;
+  std::vector<int64_t> output_dims;  // all outputs' dimensions, concatenated
+  std::vector<size_t> output_ranks;
+  std::vector<const char*> output_kinds;
+  std::vector<size_t> output_kind_sizes;
+  std::vector<const char*> parameter_kinds;
+  std::vector<size_t> parameter_kind_sizes;
+  NamedValueList cost_properties;
 };
 
 }  // namespace kiln::pjrt
@@ -122,6 +148,20 @@ struct PJRT_Buffer {
   PJRT_Buffer(std::shared_ptr<kiln::runtime::Buffer> b, PJRT_Client* c);
 };
 
+struct PJRT_Executable {
+  kiln::pjrt::HandleTag tag = kiln::pjrt::HandleTag::kExecutable;
+  std::shared_ptr<const kiln::pjrt::ExecutableState> state;
+};
+
+struct PJRT_LoadedExecutable {
+  kiln::pjrt::HandleTag tag = kiln::pjrt::HandleTag::kLoadedExecutable;
+  std::shared_ptr<const kiln::pjrt::ExecutableState> state;
+  PJRT_Client* client = nullptr;
+  std::vector<PJRT_Device*> addressable_devices;  // replica-major
+  std::vector<PJRT_LogicalDeviceIds> logical_ids;  // of each of those
+  std::atomic<bool> deleted{false};
+};
+
 struct PJRT_Event {
   kiln::pjrt::HandleTag tag = kiln::pjrt::HandleTag::kEvent;
   std::shared_ptr<kiln::runtime::Event> event;
@@ -141,6 +181,10 @@ StatusOr<PJRT_DeviceDescription*> CheckDescription(
 StatusOr<Memory*> CheckMemory(PJRT_Memory* memory, std::string_view what);
 StatusOr<PJRT_Buffer*> CheckBuffer(PJRT_Buffer* buffer, std::string_view what);
 StatusOr<PJRT_Event*> CheckEvent(PJRT_Event* event, std::string_view what);
+StatusOr<PJRT_Executable*> CheckExecutable(PJRT_Executable* executable,
+                                           std::string_view what);
+StatusOr<PJRT_LoadedExecutable*> CheckLoadedExecutable(
+    PJRT_LoadedExecutable* executable, std::string_view what);
 StatusOr<const PJRT_TopologyDescription*> CheckTopology(
     const PJRT_TopologyDescription* topology, std::string_view what);
 

@@ -1,0 +1,202 @@
+// PJRT_LoadedExecutable_Execute: checks every device's arguments, then
+// starts one runtime execution per device and hands out the output buffers
+// and completion events at once.
+#include <set>
+
+#include "pjrt/args.h"
+#include "pjrt/entry_points.h"
+#include "pjrt/handles.h"
+
+namespace kiln::pjrt {
+namespace {
+
+// The execute options Kiln honors, read from what the caller's struct
+// holds; options Kiln cannot honor are errors, not silently dropped.
+StatusOr<std::set<int>> ReadExecuteOptions(const PJRT_ExecuteOptions* options,
+                                           size_t num_args) {
+  std::set<int> non_donatable;
+  if (options == nullptr) return non_donatable;
+  RETURN_IF_ERROR(CheckStruct(
+      options, PJRT_STRUCT_SIZE(PJRT_ExecuteOptions, launch_id),
+      "PJRT_LoadedExecutable_Execute_Args.options"));
+  if (options->num_send_ops > 0 || options->num_recv_ops > 0) {
+    return UnimplementedError(
+        "PJRT_ExecuteOptions: host send/recv callbacks (", options->num_send_ops,
+        " send, ", options->num_recv_ops,
+        " recv) are not supported: Kiln programs cannot use host channels");
+  }
+  // launch_id pairs up the executions of one multi-device launch; Kiln
+  // starts all of a launch's executions in one call, so it needs none.
+  if (KILN_PJRT_HAS_FIELD(options, PJRT_ExecuteOptions,
+                          num_non_donatable_input_indices) &&
+      options->num_non_donatable_input_indices > 0) {
+    if (options->non_donatable_input_indices == nullptr) {
+      return InvalidArgumentError(
+          "PJRT_ExecuteOptions.non_donatable_input_indices is null");
+    }
+    for (size_t i = 0; i < options->num_non_donatable_input_indices; ++i) {
+      int64_t index = options->non_donatable_input_indices[i];
+      if (index < 0 || static_cast<uint64_t>(index) >= num_args) {
+        return InvalidArgumentError(
+            "PJRT_ExecuteOptions.non_donatable_input_indices[", i, "] is ",
+            index, "; the executable takes ", num_args, " arguments");
+      }
+      non_donatable.insert(static_cast<int>(index));
+    }
+  }
+  if (KILN_PJRT_HAS_FIELD(options, PJRT_ExecuteOptions, context) &&
+      options->context != nullptr) {
+    return UnimplementedError(
+        "PJRT_ExecuteOptions.context: Kiln has no FFI execute context");
+  }
+  // call_location is a caller's note for debugging; nothing to honor.
+  if (KILN_PJRT_HAS_FIELD(options, PJRT_ExecuteOptions, incarnation_ids) &&
+      options->num_tasks > 0) {
+    if (options->task_ids == nullptr) {
+      return InvalidArgumentError("PJRT_ExecuteOptions.task_ids is null");
+    }
+    for (size_t i = 0; i < options->num_tasks; ++i) {
+      if (options->task_ids[i] != 0) {
+        return UnimplementedError(
+            "PJRT_ExecuteOptions names task ", options->task_ids[i],
+            "; Kiln runs in one process (task 0)");
+      }
+    }
+  }
+  if (KILN_PJRT_HAS_FIELD(options, PJRT_ExecuteOptions, multi_slice_config) &&
+      options->multi_slice_config != nullptr) {
+    return UnimplementedError(
+        "PJRT_ExecuteOptions.multi_slice_config: Kiln has one slice");
+  }
+  if (KILN_PJRT_HAS_FIELD(options, PJRT_ExecuteOptions,
+                          num_hlo_output_callbacks) &&
+      options->num_hlo_output_callbacks > 0) {
+    return UnimplementedError(
+        "PJRT_ExecuteOptions.hlo_output_callbacks are not supported");
+  }
+  return non_donatable;
+}
+
+}  // namespace
+
+PJRT_Error* PJRT_LoadedExecutable_Execute(
+    PJRT_LoadedExecutable_Execute_Args* args) {
+  return RunEntry([&]() -> Status {
+    KILN_PJRT_CHECK_ARGS(args, PJRT_LoadedExecutable_Execute_Args,
+                         device_complete_events);
+    ASSIGN_OR_RETURN(
+        PJRT_LoadedExecutable * loaded,
+        CheckLoadedExecutable(args->executable,
+                              "PJRT_LoadedExecutable_Execute_Args.executable"));
+    if (loaded->deleted.load()) {
+      return InvalidArgumentError(
+          "PJRT_LoadedExecutable_Execute: the executable was deleted");
+    }
+    const runtime::Executable& executable = *loaded->state->executable;
+    PJRT_Client* client = loaded->client;
+    ASSIGN_OR_RETURN(std::set<int> non_donatable,
+                     ReadExecuteOptions(args->options, args->num_args));
+
+    // Which devices: one named device, or every device of the assignment.
+    PJRT_Device* execute_device = nullptr;
+    if (KILN_PJRT_HAS_FIELD(args, PJRT_LoadedExecutable_Execute_Args,
+                            execute_device) &&
+        args->execute_device != nullptr) {
+      ASSIGN_OR_RETURN(
+          execute_device,
+          CheckDevice(args->execute_device,
+                      "PJRT_LoadedExecutable_Execute_Args.execute_device"));
+      RETURN_IF_ERROR(CheckSameClient(
+          execute_device->client, client,
+          "PJRT_LoadedExecutable_Execute_Args.execute_device"));
+      if (args->num_devices != 1) {
+        return InvalidArgumentError(
+            "PJRT_LoadedExecutable_Execute: with execute_device set, "
+            "num_devices must be 1, not ",
+            args->num_devices);
+      }
+    } else if (executable.portable()) {
+      return InvalidArgumentError(
+          "PJRT_LoadedExecutable_Execute: a portable executable runs on the "
+          "device given as execute_device, and none was given");
+    } else if (args->num_devices != loaded->addressable_devices.size()) {
+      return InvalidArgumentError(
+          "PJRT_LoadedExecutable_Execute: num_devices is ", args->num_devices,
+          "; the executable runs on ", loaded->addressable_devices.size(),
+          " devices (", executable.num_replicas(), " replicas x ",
+          executable.num_partitions(), " partitions)");
+    }
+    const size_t num_devices = args->num_devices;
+    const size_t num_args = args->num_args;
+    const size_t num_outputs = executable.outputs().size();
+    if (num_args > 0 && args->argument_lists == nullptr) {
+      return InvalidArgumentError(
+          "PJRT_LoadedExecutable_Execute_Args.argument_lists is null");
+    }
+    if (args->output_lists == nullptr) {
+      return InvalidArgumentError(
+          "PJRT_LoadedExecutable_Execute_Args.output_lists is null");
+    }
+
+    // Every device's request is checked before any starts.
+    std::vector<runtime::ExecuteRequest> requests(num_devices);
+    for (size_t d = 0; d < num_devices; ++d) {
+      runtime::ExecuteRequest& request = requests[d];
+      if (execute_device != nullptr) {
+        request.device = execute_device->device;
+        // A one-device program compiled for a fixed device may still run
+        // on another one of the caller's choice.
+      } else {
+        request.position = static_cast<int>(d);
+      }
+      request.non_donatable = non_donatable;
+      if (num_args > 0 && args->argument_lists[d] == nullptr) {
+        return InvalidArgumentError(
+            "PJRT_LoadedExecutable_Execute_Args.argument_lists[", d,
+            "] is null");
+      }
+      if (num_outputs > 0 && args->output_lists[d] == nullptr) {
+        return InvalidArgumentError(
+            "PJRT_LoadedExecutable_Execute_Args.output_lists[", d, "] is null");
+      }
+      for (size_t a = 0; a < num_args; ++a) {
+        std::string what = StrCat(
+            "PJRT_LoadedExecutable_Execute_Args.argument_lists[", d, "][", a,
+            "]");
+        ASSIGN_OR_RETURN(PJRT_Buffer * buffer,
+                         CheckBuffer(args->argument_lists[d][a], what));
+        RETURN_IF_ERROR(CheckSameClient(buffer->client, client, what));
+        request.arguments.push_back(buffer->buffer);
+      }
+      RETURN_IF_ERROR(executable.CheckRequest(request).WithContext(
+          StrCat("PJRT_LoadedExecutable_Execute (device ", d, ")")));
+    }
+
+    std::vector<runtime::ExecuteResult> results;
+    results.reserve(num_devices);
+    for (size_t d = 0; d < num_devices; ++d) {
+      auto result = executable.Execute(std::move(requests[d]));
+      if (!result.ok()) {
+        // Only a race (a buffer deleted since the check) or running out of
+        // memory gets here; executions already started finish on their
+        // own and their outputs are dropped.
+        return result.status().WithContext(
+            StrCat("PJRT_LoadedExecutable_Execute (device ", d, ")"));
+      }
+      results.push_back(std::move(result).value());
+    }
+    for (size_t d = 0; d < num_devices; ++d) {
+      for (size_t i = 0; i < num_outputs; ++i) {
+        args->output_lists[d][i] =
+            NewBufferHandle(std::move(results[d].outputs[i]), client);
+      }
+      if (args->device_complete_events != nullptr) {
+        args->device_complete_events[d] =
+            NewEventHandle(std::move(results[d].done));
+      }
+    }
+    return OkStatus();
+  });
+}
+
+}  // namespace kiln::pjrt

@@ -1,0 +1,533 @@
+#include "runtime/executable.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_set>
+
+#include "base/fingerprint.h"
+#include "compile/compiler.h"
+#include "exec/executor.h"
+#include "exec/plan.h"
+#include "ir/printer.h"
+#include "parse/parse.h"
+#include "runtime/device.h"
+#include "runtime/storage.h"
+
+namespace kiln::runtime {
+namespace {
+
+// Executions whose estimated work is below this many floating-point
+// operations run on the calling thread when their arguments are ready: a
+// hand-off to the device's queue costs a thread wake-up (a few
+// microseconds), more than such a program takes. The figure is the one
+// XLA's CPU client uses for the same decision (its comment: correlated
+// with a thread context switch, about 5 us).
+constexpr double kInlineFlopLimit = 1000;
+
+// --- Cost analysis --------------------------------------------------------
+
+double StaticElements(const ir::Type& type) {
+  if (!type.IsTensor() || !type.HasStaticShape()) return 0;
+  return static_cast<double>(type.NumElements());
+}
+
+double StaticBytes(const ir::Type& type) {
+  if (!type.IsTensor() || !type.HasStaticShape()) return 0;
+  return StaticElements(type) * ir::StorageBytes(type.StorageElementType());
+}
+
+bool IsTranscendental(std::string_view name) {
+  static const std::unordered_set<std::string_view> kNames = {
+      "stablehlo.exponential", "stablehlo.exponential_minus_one",
+      "stablehlo.log",         "stablehlo.log_plus_one",
+      "stablehlo.logistic",    "stablehlo.tanh",
+      "stablehlo.sine",        "stablehlo.cosine",
+      "stablehlo.tan",         "stablehlo.atan2",
+      "stablehlo.power",       "stablehlo.sqrt",
+      "stablehlo.rsqrt",       "stablehlo.cbrt",
+      "chlo.erf",              "chlo.erfc",
+      "chlo.lgamma",           "chlo.digamma",
+      "chlo.asin",             "chlo.acos",
+      "chlo.atan",             "chlo.sinh",
+      "chlo.cosh",             "chlo.asinh",
+      "chlo.acosh",            "chlo.atanh",
+  };
+  return kNames.count(name) > 0;
+}
+
+// Ops that move or reinterpret data without arithmetic.
+bool IsDataMovement(std::string_view name) {
+  static const std::unordered_set<std::string_view> kNames = {
+      "stablehlo.constant",       "stablehlo.reshape",
+      "stablehlo.transpose",      "stablehlo.broadcast_in_dim",
+      "stablehlo.broadcast",      "stablehlo.slice",
+      "stablehlo.dynamic_slice",  "stablehlo.dynamic_update_slice",
+      "stablehlo.concatenate",    "stablehlo.gather",
+      "stablehlo.pad",            "stablehlo.reverse",
+      "stablehlo.iota",           "stablehlo.convert",
+      "stablehlo.bitcast_convert", "stablehlo.get_tuple_element",
+      "stablehlo.tuple",          "stablehlo.optimization_barrier",
+      "stablehlo.custom_call",    "stablehlo.copy",
+  };
+  return kNames.count(name) > 0;
+}
+
+// An estimate of one run's work: flops as XLA's cost analysis counts them
+// (a multiply-add is two), per op of every function.
+CostAnalysis EstimateCost(const ir::Module& module) {
+  CostAnalysis cost;
+  module.op().Walk([&](ir::Operation& op) {
+    std::string_view name = op.name();
+    if (name == "builtin.module" || name == "func.func" ||
+        name == "func.return" || name == "stablehlo.return" ||
+        name == "func.call") {
+      return;
+    }
+    double result_elements = 0;
+    for (int i = 0; i < op.num_results(); ++i) {
+      result_elements += StaticElements(op.result(i)->type());
+      cost.bytes_accessed += StaticBytes(op.result(i)->type());
+    }
+    for (int i = 0; i < op.num_operands(); ++i) {
+      cost.bytes_accessed += StaticBytes(op.operand(i)->type());
+    }
+    if (name == "stablehlo.dot_general" &&
+        op.GetAttr("dot_dimension_numbers")
+            .is(ir::AttrKind::kDotDimensionNumbers)) {
+      const ir::Type& lhs = op.operand(0)->type();
+      double contracted = 1;
+      for (int64_t d : op.GetAttr("dot_dimension_numbers")
+                           .dot()
+                           .lhs_contracting_dimensions) {
+        if (lhs.IsTensor() && d >= 0 && d < lhs.rank()) contracted *= lhs.dim(d);
+      }
+      cost.flops += 2 * result_elements * contracted;
+    } else if (name == "stablehlo.dot" && op.num_operands() == 2) {
+      const ir::Type& lhs = op.operand(0)->type();
+      double contracted =
+          lhs.IsTensor() && lhs.rank() > 0 ? lhs.dim(lhs.rank() - 1) : 1;
+      cost.flops += 2 * result_elements * contracted;
+    } else if (name == "stablehlo.convolution" && op.num_operands() == 2 &&
+               op.GetAttr("dimension_numbers")
+                   .is(ir::AttrKind::kConvDimensionNumbers)) {
+      const ir::Type& kernel = op.operand(1)->type();
+      int64_t out_dim = op.GetAttr("dimension_numbers")
+                            .conv()
+                            .kernel_output_feature_dimension;
+      double per_output = StaticElements(kernel);
+      if (kernel.IsTensor() && out_dim >= 0 && out_dim < kernel.rank() &&
+          kernel.dim(out_dim) > 0) {
+        per_output /= static_cast<double>(kernel.dim(out_dim));
+      }
+      cost.flops += 2 * result_elements * per_output;
+    } else if (name == "stablehlo.reduce" || name == "stablehlo.reduce_window") {
+      for (int i = 0; i < op.num_operands() / 2; ++i) {
+        cost.flops += StaticElements(op.operand(i)->type());
+      }
+    } else if (IsTranscendental(name)) {
+      cost.transcendentals += result_elements;
+      cost.flops += result_elements;
+    } else if (!IsDataMovement(name) && op.num_regions() == 0) {
+      cost.flops += result_elements;
+    }
+  });
+  return cost;
+}
+
+// --- Specs ----------------------------------------------------------------
+
+StatusOr<Shape> ShapeOf(const exec::ValueSpec& spec, std::string_view what) {
+  if (spec.is_token) return Shape::Make(DType::kToken, {});
+  std::optional<DType> dtype = FromIrElementType(spec.shape.type);
+  if (!dtype) {
+    return UnimplementedError(what, " has element type ",
+                              ir::ElementTypeName(spec.shape.type),
+                              ", which no PJRT buffer can hold");
+  }
+  return Shape::Make(*dtype, spec.shape.dims);
+}
+
+// The memory kind a function argument or result asks for
+// (`mhlo.memory_kind = "pinned_host"`), `device` when it asks for none.
+StatusOr<MemoryKind> MemoryKindOf(const ir::Attribute& attrs,
+                                  std::string_view what) {
+  if (!attrs.is(ir::AttrKind::kDictionary)) return MemoryKind::kDevice;
+  ir::Attribute kind = attrs.Get("mhlo.memory_kind");
+  if (!kind) return MemoryKind::kDevice;
+  if (!kind.is(ir::AttrKind::kString)) {
+    return InvalidArgumentError(what, ": mhlo.memory_kind must be a string");
+  }
+  std::optional<MemoryKind> parsed = MemoryKindFromName(kind.string_value());
+  if (!parsed) {
+    return InvalidArgumentError(what, ": unknown memory kind \"",
+                                kind.string_value(),
+                                "\" (Kiln has device, pinned_host and "
+                                "unpinned_host)");
+  }
+  return *parsed;
+}
+
+bool UsesProcessIds(const ir::Module& module) {
+  bool uses = false;
+  module.op().Walk([&](ir::Operation& op) {
+    uses |= op.name() == "stablehlo.replica_id" ||
+            op.name() == "stablehlo.partition_id";
+  });
+  return uses;
+}
+
+Status CheckAssignment(const Client& client, const CompileSpec& spec,
+                       std::vector<int>& ids) {
+  if (spec.num_replicas < 1 || spec.num_partitions < 1) {
+    return InvalidArgumentError("num_replicas (", spec.num_replicas,
+                                ") and num_partitions (", spec.num_partitions,
+                                ") must be at least 1");
+  }
+  int64_t count = int64_t{spec.num_replicas} * spec.num_partitions;
+  if (spec.portable) {
+    if (count != 1) {
+      return InvalidArgumentError(
+          "a portable executable has one replica and one partition; this one "
+          "asks for ",
+          spec.num_replicas, " x ", spec.num_partitions);
+    }
+    ids.clear();
+    return OkStatus();
+  }
+  if (spec.device_assignment.empty()) {
+    ASSIGN_OR_RETURN(ids, client.DefaultDeviceAssignment(spec.num_replicas,
+                                                         spec.num_partitions));
+    return OkStatus();
+  }
+  if (static_cast<int64_t>(spec.device_assignment.size()) != count) {
+    return InvalidArgumentError("the device assignment has ",
+                                spec.device_assignment.size(),
+                                " devices; ", spec.num_replicas,
+                                " replicas x ", spec.num_partitions,
+                                " partitions need ", count);
+  }
+  std::set<int> seen;
+  for (int id : spec.device_assignment) {
+    RETURN_IF_ERROR(client.LookupDevice(id).status().WithContext(
+        "device assignment"));
+    if (!seen.insert(id).second) {
+      return InvalidArgumentError("the device assignment names device ", id,
+                                  " twice");
+    }
+  }
+  ids = spec.device_assignment;
+  return OkStatus();
+}
+
+// Hands the runtime's storage to the plan's outputs.
+class StorageOutputs : public exec::OutputAllocator {
+ public:
+  explicit StorageOutputs(const std::vector<std::shared_ptr<Storage>>& storage)
+      : storage_(storage) {}
+  StatusOr<void*> Allocate(int index, const exec::ValueSpec& spec) override {
+    if (index < 0 || index >= static_cast<int>(storage_.size()) ||
+        storage_[index]->size() < static_cast<size_t>(spec.byte_size())) {
+      return InternalError("output ", index, " has no storage of ",
+                           spec.byte_size(), " bytes");
+    }
+    return storage_[index]->data();
+  }
+
+ private:
+  const std::vector<std::shared_ptr<Storage>>& storage_;
+};
+
+// Everything one run needs, kept alive until it is done.
+struct Run {
+  std::shared_ptr<const exec::Plan> plan;
+  std::vector<std::shared_ptr<Storage>> arguments;  // null for tokens
+  std::vector<std::shared_ptr<Storage>> outputs;
+  std::shared_ptr<Event> done;
+
+  Status Execute() const {
+    std::vector<const void*> pointers;
+    pointers.reserve(arguments.size());
+    for (const auto& storage : arguments) {
+      pointers.push_back(storage ? storage->data() : nullptr);
+    }
+    StorageOutputs allocator(outputs);
+    return exec::Execute(*plan, pointers, allocator).status();
+  }
+};
+
+StatusOr<std::shared_ptr<Storage>> ArgumentStorage(
+    const ExecuteRequest& request, size_t i) {
+  auto storage = request.arguments[i]->AcquireStorage();
+  if (!storage.ok()) {
+    return InvalidArgumentError("argument ", i, ": ",
+                                storage.status().message());
+  }
+  return storage;
+}
+
+void Finish(std::shared_ptr<Run> run) {
+  Status status = run->Execute();
+  std::shared_ptr<Event> done = std::move(run->done);
+  // Drop the run's holds on argument storage before anyone hears it is
+  // done (a waiter may be the last user of borrowed host memory).
+  run.reset();
+  done->Set(std::move(status)).IgnoreError();
+}
+
+}  // namespace
+
+Executable::~Executable() = default;
+
+StatusOr<std::shared_ptr<Executable>> Executable::Compile(
+    const Client& client, std::string_view program, const CompileSpec& spec) {
+  std::shared_ptr<Executable> executable(new Executable());
+  executable->spec_ = spec;
+  std::vector<int> ids;
+  RETURN_IF_ERROR(CheckAssignment(client, spec, ids));
+  executable->spec_.device_assignment = ids;
+  for (int id : ids) {
+    ASSIGN_OR_RETURN(Device * device, client.LookupDevice(id));
+    executable->devices_.push_back(device);
+  }
+
+  ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
+                   parse::ParseModule(program, "<program>"));
+  const ir::Operation* entry = module->EntryFunction();
+  if (entry == nullptr) {
+    return InvalidArgumentError(
+        "the program has no entry function (@main or a single public "
+        "function)");
+  }
+  std::string name = module->name();
+  executable->name_ = name.empty() ? "main" : name;
+
+  // One plan per device position when the program asks which one it is.
+  int positions = std::max<int>(1, static_cast<int>(ids.size()));
+  int plans = UsesProcessIds(*module) ? positions : 1;
+  for (int position = 0; position < plans; ++position) {
+    compile::CompileOptions options;
+    options.position.num_replicas = spec.num_replicas;
+    options.position.num_partitions = spec.num_partitions;
+    options.position.replica_id = position / spec.num_partitions;
+    options.position.partition_id = position % spec.num_partitions;
+    ASSIGN_OR_RETURN(std::unique_ptr<exec::Plan> plan,
+                     compile::Compile(*module, options));
+    executable->plans_.push_back(std::move(plan));
+  }
+  const exec::Plan& plan = *executable->plans_.front();
+
+  for (size_t i = 0; i < plan.arguments().size(); ++i) {
+    std::string what = StrCat("argument ", i);
+    ValueInfo info;
+    ASSIGN_OR_RETURN(info.shape, ShapeOf(plan.arguments()[i], what));
+    // Arguments are flattened tuples only when the entry takes tuples;
+    // memory kinds are read where arguments and leaves coincide.
+    if (static_cast<int>(plan.arguments().size()) ==
+        ir::func::Body(*entry).num_arguments()) {
+      ASSIGN_OR_RETURN(info.memory_kind,
+                       MemoryKindOf(ir::func::ArgAttrs(*entry, i), what));
+    }
+    executable->parameters_.push_back(std::move(info));
+  }
+  const ir::Operation* terminator = ir::func::Body(*entry).terminator();
+  bool results_match = terminator != nullptr &&
+                       terminator->num_operands() ==
+                           static_cast<int>(plan.outputs().size());
+  for (size_t i = 0; i < plan.outputs().size(); ++i) {
+    std::string what = StrCat("result ", i);
+    ValueInfo info;
+    ASSIGN_OR_RETURN(info.shape, ShapeOf(plan.outputs()[i], what));
+    if (results_match) {
+      ASSIGN_OR_RETURN(info.memory_kind,
+                       MemoryKindOf(ir::func::ResultAttrs(*entry, i), what));
+    }
+    executable->outputs_.push_back(std::move(info));
+  }
+  executable->output_aliases_ = plan.output_aliases();
+
+  executable->program_text_ = ir::PrintModule(*module);
+  uint64_t fingerprint = Fingerprint64(executable->program_text_);
+  fingerprint = FingerprintCombine(fingerprint, spec.num_replicas);
+  fingerprint = FingerprintCombine(fingerprint, spec.num_partitions);
+  fingerprint = FingerprintCombine(fingerprint, spec.portable ? 1 : 0);
+  for (int id : ids) fingerprint = FingerprintCombine(fingerprint, id);
+  executable->fingerprint_ = fingerprint;
+
+  executable->cost_ = EstimateCost(*module);
+  executable->runs_inline_ = executable->cost_.flops < kInlineFlopLimit;
+
+  CompiledMemoryStats& stats = executable->memory_stats_;
+  for (const ValueInfo& info : executable->parameters_) {
+    stats.argument_bytes += info.shape.byte_size();
+  }
+  for (size_t i = 0; i < executable->outputs_.size(); ++i) {
+    stats.output_bytes += executable->outputs_[i].shape.byte_size();
+    if (executable->output_aliases_[i] >= 0) {
+      stats.alias_bytes += executable->outputs_[i].shape.byte_size();
+    }
+  }
+  stats.temp_bytes = plan.arena_bytes();
+  for (const exec::AlignedBuffer& constant : plan.constants()) {
+    stats.constant_bytes += static_cast<int64_t>(constant.size());
+  }
+  return executable;
+}
+
+StatusOr<Executable::Target> Executable::Resolve(
+    const ExecuteRequest& request) const {
+  Target target;
+  target.device = request.device;
+  if (request.position >= 0) {
+    if (request.position >= static_cast<int>(devices_.size())) {
+      return InvalidArgumentError("device position ", request.position,
+                                  " is outside the executable's ",
+                                  devices_.size(), " devices");
+    }
+    target.device = devices_[request.position];
+    if (plans_.size() > 1) target.plan = request.position;
+  } else if (target.device == nullptr) {
+    return InvalidArgumentError("no device to execute on");
+  } else if (plans_.size() > 1 || devices_.size() > 1) {
+    return InvalidArgumentError(
+        "the executable runs on ", devices_.size(),
+        " devices; execute it on all of them, not on one named device");
+  }
+  return target;
+}
+
+Status Executable::CheckRequest(const ExecuteRequest& request) const {
+  ASSIGN_OR_RETURN(Target target, Resolve(request));
+  const size_t count = request.arguments.size();
+  if (count != parameters_.size()) {
+    return InvalidArgumentError("the executable takes ", parameters_.size(),
+                                " arguments; ", count, " were given");
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const std::shared_ptr<Buffer>& buffer = request.arguments[i];
+    if (buffer == nullptr) {
+      return InvalidArgumentError("argument ", i, " is null");
+    }
+    if (buffer->IsDeleted()) {
+      return InvalidArgumentError("argument ", i, " (", buffer->ToString(),
+                                  ") was deleted or donated");
+    }
+    if (!(buffer->shape() == parameters_[i].shape)) {
+      return InvalidArgumentError("argument ", i, " is ",
+                                  buffer->shape().ToString(),
+                                  "; the executable takes ",
+                                  parameters_[i].shape.ToString());
+    }
+    if (buffer->device() != target.device) {
+      return InvalidArgumentError("argument ", i, " (", buffer->ToString(),
+                                  ") is not on ",
+                                  target.device->debug_string(),
+                                  ", where this execution runs");
+    }
+  }
+  for (int index : request.non_donatable) {
+    if (index < 0 || index >= static_cast<int>(count)) {
+      return InvalidArgumentError("non-donatable input index ", index,
+                                  " is outside the ", count, " arguments");
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<ExecuteResult> Executable::Execute(ExecuteRequest request) const {
+  RETURN_IF_ERROR(CheckRequest(request));
+  ASSIGN_OR_RETURN(Target target, Resolve(request));
+  Device* device = target.device;
+  const std::shared_ptr<const exec::Plan>& plan = plans_[target.plan];
+  const size_t count = request.arguments.size();
+  // A buffer passed twice is read twice and never donated.
+  std::vector<int> uses(count, 0);
+  for (size_t i = 0; i < count; ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (request.arguments[j] == request.arguments[i]) ++uses[i], ++uses[j];
+    }
+  }
+
+  // Which arguments give their storage to an output.
+  std::vector<int> donated_to(count, -1);
+  for (size_t output = 0; output < output_aliases_.size(); ++output) {
+    int argument = output_aliases_[output];
+    if (argument < 0 || request.non_donatable.count(argument) > 0 ||
+        uses[argument] > 0 ||
+        request.arguments[argument]->external_reference_count() > 0) {
+      continue;
+    }
+    donated_to[argument] = static_cast<int>(output);
+  }
+
+  auto run = std::make_shared<Run>();
+  run->plan = plan;
+  run->arguments.resize(count);
+  std::vector<std::shared_ptr<Event>> ready;
+  ready.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    ready.push_back(request.arguments[i]->ready_event());
+    if (donated_to[i] >= 0) continue;
+    ASSIGN_OR_RETURN(run->arguments[i], ArgumentStorage(request, i));
+  }
+
+  // Outputs: fresh storage, or a donated argument's when nothing else
+  // holds it (an earlier execution may still be reading it).
+  run->outputs.resize(outputs_.size());
+  for (size_t i = 0; i < count; ++i) {
+    if (donated_to[i] < 0) continue;
+    auto storage = request.arguments[i]->Donate();
+    if (!storage.ok()) {
+      // Deleted or given an external reference meanwhile, or holding an
+      // error: read it as an ordinary argument.
+      donated_to[i] = -1;
+      ASSIGN_OR_RETURN(run->arguments[i], ArgumentStorage(request, i));
+      continue;
+    }
+    std::shared_ptr<Storage> donated = std::move(storage).value();
+    const int output = donated_to[i];
+    // Only this run holds the bytes now: no earlier work still reads them.
+    if (donated != nullptr && donated.use_count() == 1 &&
+        donated->writable() &&
+        donated->size() >=
+            static_cast<size_t>(outputs_[output].shape.byte_size())) {
+      run->outputs[output] = donated;
+    }
+    run->arguments[i] = std::move(donated);
+  }
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    if (run->outputs[i] != nullptr) continue;
+    ASSIGN_OR_RETURN(run->outputs[i],
+                     Storage::Allocate(outputs_[i].shape.byte_size(),
+                                       device->counters()));
+  }
+
+  ExecuteResult result;
+  result.done = Event::Create();
+  run->done = result.done;
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    result.outputs.push_back(
+        Buffer::Create(outputs_[i].shape,
+                       device->memory_space(outputs_[i].memory_kind),
+                       run->outputs[i], result.done));
+  }
+
+  std::shared_ptr<Event> inputs_ready = Event::AfterAll(ready);
+  if (runs_inline_ && inputs_ready->IsReady() && inputs_ready->status().ok()) {
+    Finish(std::move(run));
+    return result;
+  }
+  std::shared_ptr<WorkQueue> queue = device->queue();
+  inputs_ready->OnReady([run = std::move(run), queue = std::move(queue)](
+                            const Status& status) mutable {
+    if (!status.ok()) {
+      std::shared_ptr<Event> done = std::move(run->done);
+      run.reset();
+      done->Set(status).IgnoreError();
+      return;
+    }
+    queue->Enqueue([run = std::move(run)]() mutable { Finish(std::move(run)); });
+  });
+  return result;
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,169 @@
+// A compiled program bound to a client's devices, and its execution.
+//
+// Compile reads the program (MLIR text or a bytecode portable artifact),
+// verifies it, and lowers it to one exec::Plan per device position when
+// the program asks which replica or partition it is (replica_id,
+// partition_id), else to one plan shared by every device. Plans are
+// immutable, so any number of executions may run at once.
+//
+// Execute checks the arguments on the calling thread and returns the
+// output buffers at once, before their bytes exist. The run itself waits
+// for the arguments' ready events and then goes on the device's queue; the
+// outputs' ready events fire when it is done, with the run's error if it
+// failed, so whoever reads an output learns of the failure. Programs too
+// small to be worth a hand-off run on the calling thread instead (see
+// `runs_inline`).
+#ifndef KILN_RUNTIME_EXECUTABLE_H_
+#define KILN_RUNTIME_EXECUTABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "runtime/buffer.h"
+#include "runtime/client.h"
+#include "runtime/event.h"
+#include "runtime/memory_space.h"
+#include "runtime/shape.h"
+
+namespace kiln::exec {
+class Plan;
+}  // namespace kiln::exec
+
+namespace kiln::runtime {
+
+// How to compile: the program's replicas and partitions and the devices
+// they run on.
+struct CompileSpec {
+  int num_replicas = 1;
+  int num_partitions = 1;
+  // Global device ids in replica-major order (entry r * num_partitions + p
+  // runs partition p of replica r). Empty: the client's default assignment.
+  std::vector<int> device_assignment;
+  // A portable executable has no fixed device: each execution names the
+  // device it runs on. Needs one replica and one partition.
+  bool portable = false;
+};
+
+// An argument or output of an executable.
+struct ValueInfo {
+  Shape shape;
+  MemoryKind memory_kind = MemoryKind::kDevice;
+};
+
+// Estimates of the work of one execution (PJRT_Executable_GetCostAnalysis).
+struct CostAnalysis {
+  double flops = 0;
+  double transcendentals = 0;
+  double bytes_accessed = 0;
+};
+
+// Memory one execution takes (PJRT_Executable_GetCompiledMemoryStats).
+struct CompiledMemoryStats {
+  int64_t argument_bytes = 0;
+  int64_t output_bytes = 0;
+  // Output bytes that reuse a donated argument's memory.
+  int64_t alias_bytes = 0;
+  // Scratch memory of one run.
+  int64_t temp_bytes = 0;
+  // The plan's constants: what stands for generated code on Kiln.
+  int64_t constant_bytes = 0;
+};
+
+// One device's arguments for Execute.
+struct ExecuteRequest {
+  // The device position the run takes (index into addressable_devices()),
+  // or -1 with `device` set for a portable executable or a single-device
+  // program run on a device of the caller's choice.
+  int position = -1;
+  Device* device = nullptr;
+  std::vector<std::shared_ptr<Buffer>> arguments;
+  // Arguments whose buffers must not be donated even where the program
+  // aliases them to an output.
+  std::set<int> non_donatable;
+};
+
+struct ExecuteResult {
+  std::vector<std::shared_ptr<Buffer>> outputs;
+  // Fires when the run is done (with its error, if it failed).
+  std::shared_ptr<Event> done;
+};
+
+class Executable {
+ public:
+  // Parses, verifies and compiles `program` for `client`'s devices.
+  // INVALID_ARGUMENT for a program that does not parse or verify, an
+  // assignment that names unknown devices or does not fit the replica and
+  // partition counts; UNIMPLEMENTED for ops Kiln cannot run.
+  static StatusOr<std::shared_ptr<Executable>> Compile(
+      const Client& client, std::string_view program, const CompileSpec& spec);
+
+  ~Executable();
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  // The module's name (`module @jit_f`), else "main".
+  const std::string& name() const { return name_; }
+  int num_replicas() const { return spec_.num_replicas; }
+  int num_partitions() const { return spec_.num_partitions; }
+  bool portable() const { return spec_.portable; }
+  const CompileSpec& spec() const { return spec_; }
+  // The devices of the assignment, replica-major (empty when portable).
+  const std::vector<Device*>& addressable_devices() const {
+    return devices_;
+  }
+  const std::vector<ValueInfo>& parameters() const { return parameters_; }
+  const std::vector<ValueInfo>& outputs() const { return outputs_; }
+  // For each output, the argument the program donates to it, or -1.
+  const std::vector<int>& output_aliases() const { return output_aliases_; }
+  // A fingerprint of the program text and the spec, stable across
+  // processes.
+  uint64_t fingerprint() const { return fingerprint_; }
+  // The program as Kiln read it, printed as MLIR text.
+  const std::string& program_text() const { return program_text_; }
+  const CostAnalysis& cost() const { return cost_; }
+  const CompiledMemoryStats& memory_stats() const { return memory_stats_; }
+  // Whether executions run on the caller's thread when their arguments are
+  // ready (see executable.cc).
+  bool runs_inline() const { return runs_inline_; }
+
+  // Starts one execution. Errors in the request (argument count, shapes,
+  // devices, deleted buffers) come back here as INVALID_ARGUMENT and start
+  // nothing; errors of the run come through the result's events.
+  StatusOr<ExecuteResult> Execute(ExecuteRequest request) const;
+
+  // The checks Execute makes before it starts anything: callers that start
+  // several executions at once check them all first.
+  Status CheckRequest(const ExecuteRequest& request) const;
+
+ private:
+  Executable() = default;
+
+  struct Target {
+    Device* device = nullptr;
+    size_t plan = 0;
+  };
+  StatusOr<Target> Resolve(const ExecuteRequest& request) const;
+
+  std::string name_;
+  CompileSpec spec_;
+  std::vector<Device*> devices_;
+  std::vector<ValueInfo> parameters_;
+  std::vector<ValueInfo> outputs_;
+  std::vector<int> output_aliases_;
+  // One plan per device position, or one shared by all.
+  std::vector<std::shared_ptr<const exec::Plan>> plans_;
+  uint64_t fingerprint_ = 0;
+  std::string program_text_;
+  CostAnalysis cost_;
+  CompiledMemoryStats memory_stats_;
+  bool runs_inline_ = false;
+};
+
+}  // namespace kiln::runtime
+
+#endif  // KILN_RUNTIME_EXECUTABLE_H_
