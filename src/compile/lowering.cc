@@ -753,6 +753,38 @@ Status Lowering::LowerEntry(const ir::Operation& func,
       argument_taken[leaf] = true;
     }
   }
+  // The module-level form XLA's importers write:
+  //   mhlo.input_output_alias = [{alias = {kind = "may_alias",
+  //     parameter_index = array<i64>, parameter_number = 0 : i64},
+  //     output_index = array<i64: 0>}]
+  ir::Attribute module_aliases =
+      module_.op().GetAttr("mhlo.input_output_alias");
+  if (module_aliases.is(ir::AttrKind::kArray)) {
+    for (const ir::Attribute& entry : module_aliases.array()) {
+      if (!entry.is(ir::AttrKind::kDictionary)) continue;
+      ir::Attribute output_index = entry.Get("output_index");
+      ir::Attribute alias = entry.Get("alias");
+      if (!alias.is(ir::AttrKind::kDictionary)) continue;
+      ir::Attribute parameter = alias.Get("parameter_number");
+      if (!parameter.is(ir::AttrKind::kInteger)) continue;
+      int64_t output = 0;
+      if (output_index.is(ir::AttrKind::kDenseArray) &&
+          !output_index.dense_ints().empty()) {
+        output = output_index.dense_ints()[0];
+      }
+      if (output < 0 || output >= static_cast<int64_t>(aliases.size()) ||
+          aliases[output] >= 0) {
+        continue;
+      }
+      for (size_t leaf = 0; leaf < leaf_owner.size(); ++leaf) {
+        if (leaf_owner[leaf] == parameter.int_value() && !argument_taken[leaf]) {
+          aliases[output] = static_cast<int>(leaf);
+          argument_taken[leaf] = true;
+          break;
+        }
+      }
+    }
+  }
   for (size_t leaf = 0; leaf < leaf_owner.size(); ++leaf) {
     if (argument_taken[leaf] || !IsBufferDonor(func, leaf_owner[leaf]))
       continue;

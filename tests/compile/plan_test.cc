@@ -86,6 +86,20 @@ func.func @main(%x: tensor<4xi32> {tf.aliasing_output = 0 : i32}) -> (tensor<4xi
   EXPECT_EQ(allocator.other, (std::vector<int32_t>{2, 8, 18, 32}));
 }
 
+TEST(PlanTest, ModuleLevelInputOutputAliasDonates) {
+  // XLA's importers write donation on the module, not on the argument:
+  // output 1 may reuse argument 1, and nothing is said about argument 0.
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(R"(
+module attributes {mhlo.input_output_alias = [{alias = {kind = "may_alias", parameter_index = array<i64>, parameter_number = 1 : i64}, output_index = array<i64: 1>}]} {
+  func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+    %a = stablehlo.add %x, %y : tensor<4xf32>
+    %b = stablehlo.multiply %x, %y : tensor<4xf32>
+    return %a, %b : tensor<4xf32>, tensor<4xf32>
+  }
+})"));
+  EXPECT_EQ(plan->output_aliases(), (std::vector<int>{-1, 1}));
+}
+
 TEST(PlanTest, DynamicShapesRefineFromArgumentTypesAndDimensionValues) {
   std::string text = R"(
 func.func @main(%n: tensor<i64>, %x: tensor<?x2xf32>) -> tensor<?x2xf32> {
