@@ -116,6 +116,27 @@ int RunRun(Arguments& args) {
     }
     arrays.push_back(std::move(array).value());
   }
+  if ((plugin || device) && arrays.empty()) {
+    // Random inputs of the shapes Kiln's own compiler reads off the program.
+    auto plan = compile::Compile(**module, options);
+    if (!plan.ok()) {
+      std::fprintf(stderr, "kiln run: %s\n", plan.status().ToString().c_str());
+      return 1;
+    }
+    auto random = check::RandomArguments(**plan, static_cast<uint64_t>(seed));
+    if (!random.ok()) {
+      std::fprintf(stderr, "kiln run: %s\n",
+                   random.status().ToString().c_str());
+      return 1;
+    }
+    for (size_t i = 0; i < random->size(); ++i) {
+      const exec::ValueSpec& spec = (*plan)->arguments()[i];
+      arrays.push_back(NpyArray{
+          spec.shape,
+          std::string(reinterpret_cast<const char*>((*random)[i].data()),
+                      spec.byte_size())});
+    }
+  }
   if (plugin || device) {
     return RunThroughClient({path, *text, std::move(arrays), plugin, device,
                              outputs_dir, print_metrics});
