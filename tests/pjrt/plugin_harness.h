@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,28 @@ T MakeArgs(size_t struct_size) {
 }
 #define KILN_ARGS(T) ::kiln::testing::MakeArgs<T>(T##_STRUCT_SIZE)
 
+// A serialized xla.CompileOptionsProto as jax builds it for jit:
+// device_ordinal -1, profile_version -1, use_spmd_partitioning, and a
+// `replicas` x `partitions` device assignment that puts partition p of
+// replica r on device p * replicas + r (Kiln's default assignment), or on
+// device_ids[p * replicas + r] when given. A portable executable gets
+// compile_portable_executable and no assignment.
+std::string JaxCompileOptions(int replicas = 1, int partitions = 1,
+                              bool portable = false,
+                              const std::vector<int64_t>& device_ids = {});
+
+// The contents of a file (a test failure, and "", when it cannot be read).
+std::string ReadFileOrFail(const std::string& path);
+
+// What one PJRT_LoadedExecutable_Execute call gave back.
+struct ExecuteResult {
+  ErrorInfo error;
+  // [device][output]; empty when the call failed.
+  std::vector<std::vector<PJRT_Buffer*>> outputs;
+  // One per device when events were requested and the call succeeded.
+  std::vector<PJRT_Event*> events;
+};
+
 // Fixture: the plugin's table and a client with `devices` devices.
 class PluginTest : public ::testing::Test {
  protected:
@@ -82,6 +105,45 @@ class PluginTest : public ::testing::Test {
   // awaits the event.
   std::vector<uint8_t> Download(PJRT_Buffer* buffer);
   std::vector<float> DownloadF32(PJRT_Buffer* buffer);
+
+  // PJRT_Client_Compile of `code` in `format` with serialized `options` on
+  // `client` (the fixture's when null). Returns the error; *executable
+  // gets the result (null on error).
+  ErrorInfo TryCompile(std::string_view code, const std::string& options,
+                       PJRT_LoadedExecutable** executable,
+                       std::string_view format = "mlir",
+                       PJRT_Client* client = nullptr);
+  // As TryCompile; fails the test (and returns null) on error.
+  PJRT_LoadedExecutable* Compile(std::string_view code,
+                                 const std::string& options =
+                                     JaxCompileOptions(),
+                                 PJRT_Client* client = nullptr);
+  // LoadedExecutable_GetExecutable (the caller destroys the result).
+  PJRT_Executable* GetExecutable(PJRT_LoadedExecutable* loaded);
+  void DestroyExecutable(PJRT_Executable* executable);
+  void DestroyLoadedExecutable(PJRT_LoadedExecutable* loaded);
+  // Executable_NumOutputs through GetExecutable, as jaxlib asks before
+  // every Execute.
+  size_t NumOutputs(PJRT_LoadedExecutable* loaded);
+
+  // One Execute: `arguments` holds one argument list per device;
+  // `execute_device` (optional) selects the single-device path. Asks for
+  // device_complete_events when `events` is true.
+  ExecuteResult Execute(PJRT_LoadedExecutable* loaded,
+                        const std::vector<std::vector<PJRT_Buffer*>>& arguments,
+                        PJRT_Device* execute_device = nullptr,
+                        const std::vector<int64_t>& non_donatable = {},
+                        bool events = true);
+  // Execute on one device (execute_device when given), awaiting the
+  // completion event; fails the test on any error. Returns the outputs.
+  std::vector<PJRT_Buffer*> ExecuteAndAwait(
+      PJRT_LoadedExecutable* loaded, const std::vector<PJRT_Buffer*>& arguments,
+      PJRT_Device* execute_device = nullptr);
+  // ToHostBuffer with no host layout; returns the error of the call or of
+  // its event instead of failing the test.
+  ErrorInfo TryDownload(PJRT_Buffer* buffer, std::vector<uint8_t>* bytes);
+  bool IsDeleted(PJRT_Buffer* buffer);
+  void DestroyBuffers(const std::vector<PJRT_Buffer*>& buffers);
 
   // Awaits and destroys `event`, returning its status.
   ErrorInfo AwaitAndDestroy(PJRT_Event* event);

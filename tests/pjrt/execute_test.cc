@@ -1,0 +1,605 @@
+// PJRT_LoadedExecutable_Execute and the executable's lifetime through the
+// loaded plugin: donation, errors that reach the caller through events,
+// threads sharing a client, deleted executables, and serialization.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "plugin_harness.h"
+
+namespace kiln::testing {
+namespace {
+
+// out = a + b; argument 0 may be donated to output 0.
+constexpr char kAliasedAdd[] = R"mlir(
+func.func public @main(%arg0: tensor<4xf32> {tf.aliasing_output = 0 : i32}, %arg1: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)mlir";
+
+// The same with jax's newer spelling: a donor the compiler pairs with an
+// output of the same type.
+constexpr char kDonorAdd[] = R"mlir(
+func.func public @main(%arg0: tensor<4xf32> {jax.buffer_donor = true}, %arg1: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)mlir";
+
+// out = a * b + b, nothing donated.
+constexpr char kMultiplyAdd[] = R"mlir(
+func.func public @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.multiply %arg0, %arg1 : tensor<4xf32>
+  %1 = stablehlo.add %0, %arg1 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+)mlir";
+
+const std::vector<float> kA = {1, 2, 3, 4};
+const std::vector<float> kB = {0.5f, -1, 10, 100};
+// a + b by hand.
+const std::vector<float> kSum = {1.5f, 1, 13, 104};
+
+class ExecuteTest : public PluginTest {
+ protected:
+  // Runs `loaded` on (a, b) with `non_donatable`; returns the output.
+  PJRT_Buffer* RunOnce(PJRT_LoadedExecutable* loaded, PJRT_Buffer* a,
+                       PJRT_Buffer* b,
+                       const std::vector<int64_t>& non_donatable = {}) {
+    ExecuteResult result = Execute(loaded, {{a, b}}, nullptr, non_donatable);
+    EXPECT_EQ(result.error.code, PJRT_Error_Code_OK) << Describe(result.error);
+    if (result.error.code != PJRT_Error_Code_OK) return nullptr;
+    for (PJRT_Event* event : result.events) {
+      ErrorInfo done = AwaitAndDestroy(event);
+      EXPECT_EQ(done.code, PJRT_Error_Code_OK) << Describe(done);
+    }
+    return result.outputs[0][0];
+  }
+
+  void IncreaseExternalReferences(PJRT_Buffer* buffer) {
+    auto args = KILN_ARGS(PJRT_Buffer_IncreaseExternalReferenceCount_Args);
+    args.buffer = buffer;
+    PJRT_EXPECT_OK(api_, api_->PJRT_Buffer_IncreaseExternalReferenceCount(&args));
+  }
+  void DecreaseExternalReferences(PJRT_Buffer* buffer) {
+    auto args = KILN_ARGS(PJRT_Buffer_DecreaseExternalReferenceCount_Args);
+    args.buffer = buffer;
+    PJRT_EXPECT_OK(api_, api_->PJRT_Buffer_DecreaseExternalReferenceCount(&args));
+  }
+
+  std::string Serialize(PJRT_LoadedExecutable* loaded) {
+    PJRT_Executable* executable = GetExecutable(loaded);
+    auto args = KILN_ARGS(PJRT_Executable_Serialize_Args);
+    args.executable = executable;
+    PJRT_EXPECT_OK(api_, api_->PJRT_Executable_Serialize(&args));
+    std::string bytes;
+    if (args.serialized_bytes != nullptr) {
+      bytes.assign(args.serialized_bytes, args.serialized_bytes_size);
+    }
+    if (args.serialized_executable_deleter != nullptr) {
+      args.serialized_executable_deleter(args.serialized_executable);
+    }
+    DestroyExecutable(executable);
+    return bytes;
+  }
+
+  ErrorInfo Deserialize(const std::string& bytes,
+                        PJRT_LoadedExecutable** loaded) {
+    auto args = KILN_ARGS(PJRT_Executable_DeserializeAndLoad_Args);
+    args.client = client_;
+    args.serialized_executable = bytes.data();
+    args.serialized_executable_size = bytes.size();
+    ErrorInfo info =
+        TakeError(api_, api_->PJRT_Executable_DeserializeAndLoad(&args));
+    *loaded = args.loaded_executable;
+    if (info.code != PJRT_Error_Code_OK) {
+      EXPECT_EQ(args.loaded_executable, nullptr);
+    }
+    return info;
+  }
+
+  std::string Fingerprint(PJRT_LoadedExecutable* loaded) {
+    PJRT_Executable* executable = GetExecutable(loaded);
+    auto args = KILN_ARGS(PJRT_Executable_Fingerprint_Args);
+    args.executable = executable;
+    PJRT_EXPECT_OK(api_, api_->PJRT_Executable_Fingerprint(&args));
+    std::string fingerprint(args.executable_fingerprint,
+                            args.executable_fingerprint_size);
+    DestroyExecutable(executable);
+    return fingerprint;
+  }
+
+  // The status a buffer's ready event ends with.
+  ErrorInfo ReadyStatus(PJRT_Buffer* buffer) {
+    auto args = KILN_ARGS(PJRT_Buffer_ReadyEvent_Args);
+    args.buffer = buffer;
+    PJRT_EXPECT_OK(api_, api_->PJRT_Buffer_ReadyEvent(&args));
+    return AwaitAndDestroy(args.event);
+  }
+};
+
+class ExecuteFourDevicesTest : public ExecuteTest {
+ protected:
+  ExecuteFourDevicesTest() { device_count_ = 4; }
+};
+
+// --- Donation
+
+TEST_F(ExecuteTest, AliasedInputIsDonated) {
+  PJRT_LoadedExecutable* loaded = Compile(kAliasedAdd);
+  ASSERT_NE(loaded, nullptr);
+  PJRT_Buffer* a = UploadF32(kA, {4});
+  PJRT_Buffer* b = UploadF32(kB, {4});
+  PJRT_Buffer* out = RunOnce(loaded, a, b);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(DownloadF32(out), kSum);
+  EXPECT_TRUE(IsDeleted(a)) << "the donated input must read as deleted";
+  EXPECT_FALSE(IsDeleted(b));
+  // Reading the donated input is an error, not stale data.
+  std::vector<uint8_t> bytes;
+  EXPECT_EQ(TryDownload(a, &bytes).code, PJRT_Error_Code_FAILED_PRECONDITION);
+  DestroyBuffers({a, b, out});
+  DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(ExecuteTest, BufferDonorIsDonated) {
+  PJRT_LoadedExecutable* loaded = Compile(kDonorAdd);
+  ASSERT_NE(loaded, nullptr);
+  PJRT_Buffer* a = UploadF32(kA, {4});
+  PJRT_Buffer* b = UploadF32(kB, {4});
+  PJRT_Buffer* out = RunOnce(loaded, a, b);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(DownloadF32(out), kSum);
+  EXPECT_TRUE(IsDeleted(a));
+  EXPECT_FALSE(IsDeleted(b));
+  DestroyBuffers({a, b, out});
+  DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(ExecuteTest, ModuleLevelInputOutputAliasIsDonated) {
+  // XLA's importers write the aliases on the module: parameter 1 may alias
+  // output 1 (of two).
+  constexpr char kModuleAlias[] = R"mlir(
+module @jit_g attributes {mhlo.input_output_alias = [{alias = {kind = "may_alias", parameter_index = array<i64>, parameter_number = 1 : i64}, output_index = array<i64: 1>}]} {
+  func.func public @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+    %0 = stablehlo.add %arg0, %arg1 : tensor<4xf32>
+    %1 = stablehlo.multiply %arg0, %arg1 : tensor<4xf32>
+    return %0, %1 : tensor<4xf32>, tensor<4xf32>
+  }
+}
+)mlir";
+  PJRT_LoadedExecutable* loaded = Compile(kModuleAlias);
+  ASSERT_NE(loaded, nullptr);
+  PJRT_Buffer* a = UploadF32(kA, {4});
+  PJRT_Buffer* b = UploadF32(kB, {4});
+  std::vector<PJRT_Buffer*> out = ExecuteAndAwait(loaded, {a, b});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(DownloadF32(out[0]), kSum);
+  // a * b by hand: 0.5, -2, 30, 400.
+  EXPECT_EQ(DownloadF32(out[1]), (std::vector<float>{0.5f, -2, 30, 400}));
+  EXPECT_FALSE(IsDeleted(a));
+  EXPECT_TRUE(IsDeleted(b));
+  DestroyBuffers(out);
+  DestroyBuffers({a, b});
+  DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(ExecuteTest, BufferPassedTwiceIsNotDonated) {
+  PJRT_LoadedExecutable* loaded = Compile(kAliasedAdd);
+  ASSERT_NE(loaded, nullptr);
+  PJRT_Buffer* a = UploadF32(kA, {4});
+  // Argument 0 (donated) and argument 1 are the same buffer: donating it
+  // would free what argument 1 still reads.
+  PJRT_Buffer* out = RunOnce(loaded, a, a);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(DownloadF32(out), (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_FALSE(IsDeleted(a));
+  EXPECT_EQ(DownloadF32(a), kA);
+  DestroyBuffers({a, out});
+  DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(ExecuteTest, NonDonatableInputIsKept) {
+  PJRT_LoadedExecutable* loaded = Compile(kAliasedAdd);
+  ASSERT_NE(loaded, nullptr);
+  PJRT_Buffer* a = UploadF32(kA, {4});
+  PJRT_Buffer* b = UploadF32(kB, {4});
+  PJRT_Buffer* out = RunOnce(loaded, a, b, /*non_donatable=*/{0});
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(DownloadF32(out), kSum);
+  EXPECT_FALSE(IsDeleted(a));
+  // The kept input still holds its values, and running again works.
+  EXPECT_EQ(DownloadF32(a), kA);
+  PJRT_Buffer* again = RunOnce(loaded, a, b, {0});
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(DownloadF32(again), kSum);
+  EXPECT_EQ(DownloadF32(out), kSum) << "outputs must not share storage";
+  DestroyBuffers({a, b, out, again});
+  DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(ExecuteTest, InputWithExternalReferencesIsNotDonated) {
+  PJRT_LoadedExecutable* loaded = Compile(kAliasedAdd);
+  ASSERT_NE(loaded, nullptr);
+  PJRT_Buffer* a = UploadF32(kA, {4});
+  PJRT_Buffer* b = UploadF32(kB, {4});
+  // A framework holds a zero-copy view of `a` (numpy, DLPack).
+  IncreaseExternalReferences(a);
+  PJRT_Buffer* out = RunOnce(loaded, a, b);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(DownloadF32(out), kSum);
+  EXPECT_FALSE(IsDeleted(a));
+  EXPECT_EQ(DownloadF32(a), kA) << "the viewed input was overwritten";
+  DecreaseExternalReferences(a);
+  DestroyBuffers({a, b, out});
+  DestroyLoadedExecutable(loaded);
+}
+
+// --- Errors at run time
+
+TEST_F(ExecuteTest, ErrorOfAnInputReachesTheOutputs) {
+  PJRT_LoadedExecutable* loaded = Compile(kMultiplyAdd);
+  ASSERT_NE(loaded, nullptr);
+  // An input that holds only an error (what a failed upstream computation
+  // leaves): the run fails at run time, and the caller learns it through
+  // the outputs' events and ToHostBuffer, not through Execute.
+  int64_t dims[1] = {4};
+  const char message[] = "upstream step failed";
+  auto error = KILN_ARGS(PJRT_Client_CreateErrorBuffer_Args);
+  error.client = client_;
+  error.error_code = PJRT_Error_Code_ABORTED;
+  error.error_message = message;
+  error.error_message_size = std::strlen(message);
+  error.shape_dims = dims;
+  error.shape_num_dims = 1;
+  error.shape_element_type = PJRT_Buffer_Type_F32;
+  error.memory = DefaultMemory(Devices()[0]);
+  PJRT_ASSERT_OK(api_, api_->PJRT_Client_CreateErrorBuffer(&error));
+  PJRT_Buffer* b = UploadF32(kB, {4});
+  ExecuteResult result = Execute(loaded, {{error.buffer, b}});
+  ASSERT_EQ(result.error.code, PJRT_Error_Code_OK)
+      << "Execute is asynchronous; it should not report input errors itself: "
+      << Describe(result.error);
+  ASSERT_EQ(result.events.size(), 1u);
+  ErrorInfo complete = AwaitAndDestroy(result.events[0]);
+  EXPECT_EQ(complete.code, PJRT_Error_Code_ABORTED) << Describe(complete);
+  PJRT_Buffer* out = result.outputs[0][0];
+  ErrorInfo ready = ReadyStatus(out);
+  EXPECT_EQ(ready.code, PJRT_Error_Code_ABORTED) << Describe(ready);
+  EXPECT_NE(ready.message.find(message), std::string::npos) << ready.message;
+  std::vector<uint8_t> bytes;
+  ErrorInfo download = TryDownload(out, &bytes);
+  EXPECT_EQ(download.code, PJRT_Error_Code_ABORTED) << Describe(download);
+  EXPECT_NE(download.message.find(message), std::string::npos)
+      << download.message;
+  // The executable is unharmed: a good run right after succeeds.
+  PJRT_Buffer* a = UploadF32(kA, {4});
+  PJRT_Buffer* good = RunOnce(loaded, a, b);
+  ASSERT_NE(good, nullptr);
+  // a * b + b by hand: 0.5+0.5, -2-1, 30+10, 400+100.
+  EXPECT_EQ(DownloadF32(good), (std::vector<float>{1, -3, 40, 500}));
+  DestroyBuffers({error.buffer, b, out, a, good});
+  DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(ExecuteTest, ErrorPropagatesThroughAChainOfExecutions) {
+  PJRT_LoadedExecutable* loaded = Compile(kMultiplyAdd);
+  ASSERT_NE(loaded, nullptr);
+  int64_t dims[1] = {4};
+  const char message[] = "bad input";
+  auto error = KILN_ARGS(PJRT_Client_CreateErrorBuffer_Args);
+  error.client = client_;
+  error.error_code = PJRT_Error_Code_DATA_LOSS;
+  error.error_message = message;
+  error.error_message_size = std::strlen(message);
+  error.shape_dims = dims;
+  error.shape_num_dims = 1;
+  error.shape_element_type = PJRT_Buffer_Type_F32;
+  error.memory = DefaultMemory(Devices()[0]);
+  PJRT_ASSERT_OK(api_, api_->PJRT_Client_CreateErrorBuffer(&error));
+  PJRT_Buffer* b = UploadF32(kB, {4});
+  // Three steps queued without waiting, each reading the previous output.
+  std::vector<PJRT_Buffer*> owned = {error.buffer, b};
+  PJRT_Buffer* current = error.buffer;
+  for (int step = 0; step < 3; ++step) {
+    ExecuteResult result = Execute(loaded, {{current, b}}, nullptr, {}, false);
+    ASSERT_EQ(result.error.code, PJRT_Error_Code_OK) << Describe(result.error);
+    current = result.outputs[0][0];
+    owned.push_back(current);
+  }
+  std::vector<uint8_t> bytes;
+  ErrorInfo download = TryDownload(current, &bytes);
+  EXPECT_EQ(download.code, PJRT_Error_Code_DATA_LOSS) << Describe(download);
+  EXPECT_NE(download.message.find(message), std::string::npos)
+      << download.message;
+  DestroyBuffers(owned);
+  DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(ExecuteTest, OutputTooLargeForMemoryFailsCleanly) {
+  // 2^20 x 2^20 x 32 f32 = 2^47 bytes (128 TiB): no machine holds the
+  // output. Wherever Kiln notices (compile, Execute or the run), the
+  // caller gets RESOURCE_EXHAUSTED and nothing crashes.
+  constexpr char kHuge[] = R"mlir(
+func.func public @main(%arg0: tensor<f32>) -> tensor<1048576x1048576x32xf32> {
+  %0 = stablehlo.broadcast_in_dim %arg0, dims = [] : (tensor<f32>) -> tensor<1048576x1048576x32xf32>
+  return %0 : tensor<1048576x1048576x32xf32>
+}
+)mlir";
+  PJRT_LoadedExecutable* loaded = nullptr;
+  ErrorInfo compile = TryCompile(kHuge, JaxCompileOptions(), &loaded);
+  if (compile.code != PJRT_Error_Code_OK) {
+    EXPECT_EQ(compile.code, PJRT_Error_Code_RESOURCE_EXHAUSTED)
+        << Describe(compile);
+    return;
+  }
+  float one = 1;
+  PJRT_Buffer* scalar =
+      Upload(&one, PJRT_Buffer_Type_F32, {}, Devices()[0]);
+  ExecuteResult result = Execute(loaded, {{scalar}});
+  if (result.error.code != PJRT_Error_Code_OK) {
+    EXPECT_EQ(result.error.code, PJRT_Error_Code_RESOURCE_EXHAUSTED)
+        << Describe(result.error);
+  } else {
+    ErrorInfo complete = AwaitAndDestroy(result.events[0]);
+    EXPECT_EQ(complete.code, PJRT_Error_Code_RESOURCE_EXHAUSTED)
+        << Describe(complete);
+    ErrorInfo ready = ReadyStatus(result.outputs[0][0]);
+    EXPECT_EQ(ready.code, PJRT_Error_Code_RESOURCE_EXHAUSTED)
+        << Describe(ready);
+    DestroyBuffers(result.outputs[0]);
+  }
+  DestroyBuffer(scalar);
+  DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(ExecuteTest, UnknownCustomCallFailsAtCompileTime) {
+  constexpr char kUnknownTarget[] = R"mlir(
+func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.custom_call @kiln_test_no_such_target(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)mlir";
+  PJRT_LoadedExecutable* loaded = nullptr;
+  ErrorInfo info = TryCompile(kUnknownTarget, JaxCompileOptions(), &loaded);
+  EXPECT_TRUE(info.code == PJRT_Error_Code_UNIMPLEMENTED ||
+              info.code == PJRT_Error_Code_INVALID_ARGUMENT)
+      << Describe(info);
+  EXPECT_NE(info.message.find("kiln_test_no_such_target"), std::string::npos)
+      << info.message;
+  EXPECT_EQ(loaded, nullptr);
+}
+
+// --- Threads
+
+TEST_F(ExecuteFourDevicesTest, EightThreadsOnFourDevices) {
+  std::vector<PJRT_Device*> devices = Devices();
+  ASSERT_EQ(devices.size(), 4u);
+  // Odd threads share one portable executable (execute_device chooses the
+  // device); even threads compile their own, assigned to their device.
+  PJRT_LoadedExecutable* shared =
+      Compile(kMultiplyAdd, JaxCompileOptions(1, 1, /*portable=*/true));
+  ASSERT_NE(shared, nullptr);
+  constexpr int kThreads = 8, kIterations = 25;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      PJRT_Device* device = devices[t % 4];
+      PJRT_LoadedExecutable* loaded = shared;
+      PJRT_Device* execute_device = device;
+      if (t % 2 == 0) {
+        loaded = Compile(kMultiplyAdd,
+                         JaxCompileOptions(1, 1, false, {t % 4}));
+        execute_device = nullptr;
+        if (loaded == nullptr) {
+          ++failures;
+          return;
+        }
+      }
+      for (int i = 0; i < kIterations; ++i) {
+        // Values unique to the thread and step: a = t + i + (0, 1, 2, 3),
+        // b = (1, 2, 3, 4); a * b + b computed here on the host.
+        std::vector<float> a, b = {1, 2, 3, 4}, expected;
+        for (int k = 0; k < 4; ++k) {
+          a.push_back(static_cast<float>(t + i + k));
+          expected.push_back(a[k] * b[k] + b[k]);
+        }
+        PJRT_Buffer* in_a = UploadF32(a, {4}, device);
+        PJRT_Buffer* in_b = UploadF32(b, {4}, device);
+        std::vector<PJRT_Buffer*> out =
+            ExecuteAndAwait(loaded, {in_a, in_b}, execute_device);
+        if (out.size() != 1 || DownloadF32(out[0]) != expected) ++failures;
+        DestroyBuffers(out);
+        DestroyBuffers({in_a, in_b});
+      }
+      if (loaded != shared) DestroyLoadedExecutable(loaded);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  DestroyLoadedExecutable(shared);
+}
+
+TEST_F(ExecuteFourDevicesTest, EightThreadsQueueingOnFourDevices) {
+  // A program large enough (2 * 16^3 flops) to run on the devices' queues
+  // rather than on the calling thread; each thread queues several runs
+  // before reading any of them back.
+  constexpr char kMatmul[] = R"mlir(
+func.func public @main(%arg0: tensor<16x16xf32>, %arg1: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %1 = stablehlo.add %0, %arg1 : tensor<16x16xf32>
+  return %1 : tensor<16x16xf32>
+}
+)mlir";
+  std::vector<PJRT_Device*> devices = Devices();
+  ASSERT_EQ(devices.size(), 4u);
+  PJRT_LoadedExecutable* shared =
+      Compile(kMatmul, JaxCompileOptions(1, 1, /*portable=*/true));
+  ASSERT_NE(shared, nullptr);
+  constexpr int kThreads = 8, kIterations = 6, kInFlight = 4;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      PJRT_Device* device = devices[t % 4];
+      for (int i = 0; i < kIterations; ++i) {
+        // a = small integers (exact in f32), b = identity + t; then
+        // a . b + b = a + t * rowsum(a) + b, computed here in doubles.
+        std::vector<float> a(256), b(256);
+        for (int r = 0; r < 16; ++r) {
+          for (int c = 0; c < 16; ++c) {
+            a[r * 16 + c] = static_cast<float>((r + c + i) % 7);
+            b[r * 16 + c] = static_cast<float>((r == c ? 1 : 0) + t);
+          }
+        }
+        std::vector<float> expected(256);
+        for (int r = 0; r < 16; ++r) {
+          for (int c = 0; c < 16; ++c) {
+            double sum = 0;
+            for (int k = 0; k < 16; ++k) sum += a[r * 16 + k] * b[k * 16 + c];
+            expected[r * 16 + c] = static_cast<float>(sum + b[r * 16 + c]);
+          }
+        }
+        PJRT_Buffer* in_a = UploadF32(a, {16, 16}, device);
+        PJRT_Buffer* in_b = UploadF32(b, {16, 16}, device);
+        std::vector<PJRT_Buffer*> outputs;
+        std::vector<PJRT_Event*> events;
+        for (int k = 0; k < kInFlight; ++k) {
+          ExecuteResult result = Execute(shared, {{in_a, in_b}}, device);
+          if (result.error.code != PJRT_Error_Code_OK) {
+            ++failures;
+            continue;
+          }
+          outputs.push_back(result.outputs[0][0]);
+          events.push_back(result.events[0]);
+        }
+        for (PJRT_Event* event : events) {
+          if (AwaitAndDestroy(event).code != PJRT_Error_Code_OK) ++failures;
+        }
+        for (PJRT_Buffer* out : outputs) {
+          if (DownloadF32(out) != expected) ++failures;
+        }
+        DestroyBuffers(outputs);
+        DestroyBuffers({in_a, in_b});
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  DestroyLoadedExecutable(shared);
+}
+
+// --- Lifetime
+
+TEST_F(ExecuteTest, ExecuteAfterDeleteFailsCleanly) {
+  PJRT_LoadedExecutable* loaded = Compile(kMultiplyAdd);
+  ASSERT_NE(loaded, nullptr);
+  auto is_deleted = KILN_ARGS(PJRT_LoadedExecutable_IsDeleted_Args);
+  is_deleted.executable = loaded;
+  PJRT_EXPECT_OK(api_, api_->PJRT_LoadedExecutable_IsDeleted(&is_deleted));
+  EXPECT_FALSE(is_deleted.is_deleted);
+  auto remove = KILN_ARGS(PJRT_LoadedExecutable_Delete_Args);
+  remove.executable = loaded;
+  PJRT_EXPECT_OK(api_, api_->PJRT_LoadedExecutable_Delete(&remove));
+  PJRT_EXPECT_OK(api_, api_->PJRT_LoadedExecutable_IsDeleted(&is_deleted));
+  EXPECT_TRUE(is_deleted.is_deleted);
+  // Deleting twice is harmless.
+  PJRT_EXPECT_OK(api_, api_->PJRT_LoadedExecutable_Delete(&remove));
+
+  PJRT_Buffer* a = UploadF32(kA, {4});
+  PJRT_Buffer* b = UploadF32(kB, {4});
+  ExecuteResult result = Execute(loaded, {{a, b}});
+  EXPECT_NE(result.error.code, PJRT_Error_Code_OK);
+  EXPECT_NE(result.error.message.find("deleted"), std::string::npos)
+      << result.error.message;
+  EXPECT_TRUE(result.outputs.empty());
+  EXPECT_FALSE(IsDeleted(a));
+  DestroyBuffers({a, b});
+  // Destroy still works after Delete.
+  DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(ExecuteTest, ExecutableOutlivesItsLoadedExecutable) {
+  PJRT_LoadedExecutable* loaded = Compile(kMultiplyAdd);
+  ASSERT_NE(loaded, nullptr);
+  PJRT_Executable* executable = GetExecutable(loaded);
+  DestroyLoadedExecutable(loaded);
+  auto outputs = KILN_ARGS(PJRT_Executable_NumOutputs_Args);
+  outputs.executable = executable;
+  PJRT_EXPECT_OK(api_, api_->PJRT_Executable_NumOutputs(&outputs));
+  EXPECT_EQ(outputs.num_outputs, 1u);
+  DestroyExecutable(executable);
+}
+
+// --- Serialization
+
+TEST_F(ExecuteTest, SerializedExecutableRunsAfterDeserialization) {
+  PJRT_LoadedExecutable* loaded = Compile(kAliasedAdd);
+  ASSERT_NE(loaded, nullptr);
+  std::string bytes = Serialize(loaded);
+  ASSERT_FALSE(bytes.empty());
+  std::string fingerprint = Fingerprint(loaded);
+  DestroyLoadedExecutable(loaded);
+
+  PJRT_LoadedExecutable* restored = nullptr;
+  ErrorInfo info = Deserialize(bytes, &restored);
+  ASSERT_EQ(info.code, PJRT_Error_Code_OK) << Describe(info);
+  ASSERT_NE(restored, nullptr);
+  EXPECT_EQ(Fingerprint(restored), fingerprint);
+  EXPECT_EQ(NumOutputs(restored), 1u);
+  // Same outputs, and the donation the program asks for still happens.
+  PJRT_Buffer* a = UploadF32(kA, {4});
+  PJRT_Buffer* b = UploadF32(kB, {4});
+  PJRT_Buffer* out = RunOnce(restored, a, b);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(DownloadF32(out), kSum);
+  EXPECT_TRUE(IsDeleted(a));
+  // Serializing the restored executable gives a blob that loads again.
+  std::string again = Serialize(restored);
+  PJRT_LoadedExecutable* twice = nullptr;
+  info = Deserialize(again, &twice);
+  EXPECT_EQ(info.code, PJRT_Error_Code_OK) << Describe(info);
+  if (twice != nullptr) DestroyLoadedExecutable(twice);
+  DestroyBuffers({a, b, out});
+  DestroyLoadedExecutable(restored);
+}
+
+TEST_F(ExecuteTest, BlobsThatAreNotKilnsAreRefused) {
+  PJRT_LoadedExecutable* loaded = Compile(kMultiplyAdd);
+  ASSERT_NE(loaded, nullptr);
+  std::string good = Serialize(loaded);
+  DestroyLoadedExecutable(loaded);
+  ASSERT_GT(good.size(), 8u);
+
+  std::mt19937 random(20240517);
+  std::string noise(good.size(), '\0');
+  for (char& c : noise) c = static_cast<char>(random());
+  std::string flipped = good;
+  flipped[0] = static_cast<char>(flipped[0] ^ 0x5a);
+  std::vector<std::pair<std::string, std::string>> blobs = {
+      {"random bytes", noise},
+      {"truncated to half", good.substr(0, good.size() / 2)},
+      {"last byte missing", good.substr(0, good.size() - 1)},
+      {"first byte changed", flipped},
+      {"empty", ""},
+      {"MLIR text", kMultiplyAdd},
+  };
+  for (const auto& [what, blob] : blobs) {
+    SCOPED_TRACE(what);
+    PJRT_LoadedExecutable* restored = nullptr;
+    ErrorInfo info = Deserialize(blob, &restored);
+    EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT) << Describe(info);
+    EXPECT_FALSE(info.message.empty());
+    if (restored != nullptr) DestroyLoadedExecutable(restored);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::testing
