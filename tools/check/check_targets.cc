@@ -18,15 +18,7 @@ using compile::SlotId;
 using exec::ArrayShape;
 using ir::ElementType;
 
-enum class Mode { kExact, kUlps, kAbsolute };
-
-struct Comparison {
-  Mode mode = Mode::kExact;
-  uint64_t max_ulps = 0;
-  uint64_t min_ulps = 0;  // expect_close's min_ulp_difference
-  double tolerance = 0;
-  bool expected_first = false;  // operand 0 is the expected value
-};
+using Mode = Comparison::Mode;
 
 // An integer whose order is the float order (for ULP distances).
 int64_t UlpKey(ElementType type, uint64_t bits) {
@@ -110,7 +102,8 @@ std::string FormatElement(ElementType type, const std::byte* data, int64_t i) {
   return std::to_string(exec::LoadInt(type, data, i));
 }
 
-// Compares `actual` with `expected` element by element.
+}  // namespace
+
 Status Compare(const ArrayShape& shape, const std::byte* actual,
                const std::byte* expected, const Comparison& c) {
   ElementType type = shape.type;
@@ -147,6 +140,8 @@ Status Compare(const ArrayShape& shape, const std::byte* actual,
                       FormatElement(type, expected, first), " (", mismatches,
                       " of ", count, " elements differ)");
 }
+
+namespace {
 
 class CheckKernel : public exec::Kernel {
  public:

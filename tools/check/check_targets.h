@@ -6,7 +6,12 @@
 #ifndef KILN_TOOLS_CHECK_CHECK_TARGETS_H_
 #define KILN_TOOLS_CHECK_CHECK_TARGETS_H_
 
+#include <cstddef>
+#include <cstdint>
+
+#include "base/status.h"
 #include "compile/custom_call.h"
+#include "exec/array_shape.h"
 
 namespace kiln::check {
 
@@ -20,6 +25,23 @@ inline constexpr double kExpectAlmostEqTolerance =
     1e-3;  // @check.expect_almost_eq
 inline constexpr double kCheckOpDefaultTolerance =
     1e-4;  // check.*_almost_eq*, check.eq
+
+// How a check compares an actual value with the expected one.
+struct Comparison {
+  enum class Mode { kExact, kUlps, kAbsolute };
+  Mode mode = Mode::kExact;
+  uint64_t max_ulps = 0;
+  uint64_t min_ulps = 0;  // expect_close's min_ulp_difference
+  double tolerance = 0;
+  bool expected_first = false;  // operand 0 is the expected value
+};
+
+// Compares `actual` with `expected` (dense row-major data of `shape`,
+// Kiln's storage: one byte per i1 and sub-byte element) element by element
+// as the check targets do: complex values per component, NaN equal to NaN.
+// The error names the first differing element and counts the others.
+Status Compare(const exec::ArrayShape& shape, const std::byte* actual,
+               const std::byte* expected, const Comparison& c);
 
 }  // namespace kiln::check
 

@@ -1,0 +1,394 @@
+// The StableHLO testdata corpus of ../shared through the plugin's C API, as
+// a framework would run it: each file is parsed with Kiln's parser, its
+// @main rewritten so that every check custom call (@check.expect_eq,
+// @check.expect_close, @check.expect_almost_eq) is removed and its two
+// operands are returned instead, printed as MLIR text with Kiln's printer,
+// compiled with PJRT_Client_Compile, executed, read back with
+// ToHostBuffer, and each (actual, expected) pair compared on the host with
+// the corpus's tolerances (the comparison `kiln check` uses).
+//
+// A case that fails here must also fail under `kiln check` (so the C API
+// loses nothing the compiler can do) or be listed below with its reason.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/file.h"
+#include "exec/array_shape.h"
+#include "ir/operation.h"
+#include "ir/printer.h"
+#include "parse/parse.h"
+#include "plugin_harness.h"
+#include "support/test_support.h"
+#include "tools/check/check_targets.h"
+#include "tools/check/corpus.h"
+
+namespace kiln::testing {
+namespace {
+
+// Cases allowed to fail through the C API although `kiln check` passes
+// them, with why. Empty: the C API path loses nothing.
+const std::map<std::string, std::string>& KnownCApiOnlyFailures() {
+  static const auto* known = new std::map<std::string, std::string>{};
+  return *known;
+}
+
+// One check of the original program: how its returned pair compares.
+struct PairCheck {
+  std::string target;
+  check::Comparison comparison;
+  exec::ArrayShape shape;
+};
+
+struct Outcome {
+  enum Kind { kPassed, kFailed, kSkipped } kind = kPassed;
+  std::string reason;
+};
+
+// The comparison a check custom call makes, from its target and attributes
+// (the tolerances of shared/corpus/README.md, as tools/check applies them).
+bool ComparisonFor(const std::string& target, const ir::Operation& op,
+                   check::Comparison* comparison) {
+  using Mode = check::Comparison::Mode;
+  if (target == "check.expect_eq") {
+    *comparison = {.mode = Mode::kExact};
+  } else if (target == "check.expect_close") {
+    *comparison = {.mode = Mode::kUlps, .max_ulps = check::kExpectCloseUlps};
+    ir::Attribute max = op.GetAttr("max_ulp_difference");
+    if (max.is(ir::AttrKind::kInteger)) {
+      comparison->max_ulps = static_cast<uint64_t>(max.int_value());
+    }
+    ir::Attribute min = op.GetAttr("min_ulp_difference");
+    if (min.is(ir::AttrKind::kInteger)) {
+      comparison->min_ulps = static_cast<uint64_t>(min.int_value());
+    }
+  } else if (target == "check.expect_almost_eq") {
+    *comparison = {.mode = Mode::kAbsolute,
+                   .tolerance = check::kExpectAlmostEqTolerance};
+    ir::Attribute tolerance = op.GetAttr("tolerance");
+    if (tolerance.is(ir::AttrKind::kFloat)) {
+      comparison->tolerance = tolerance.float_value();
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Rewrites @main: its check custom calls go, their operands become its
+// results (actual, expected, actual, expected, ...). Returns the checks in
+// order, or an empty list (and `why`) when the case cannot be rewritten.
+std::vector<PairCheck> ReturnCheckedPairs(ir::Module& module,
+                                          std::string* why) {
+  ir::Operation* main = module.LookupFunction("main");
+  if (main == nullptr) {
+    *why = "no @main";
+    return {};
+  }
+  ir::Block& body = ir::func::Body(*main);
+  std::vector<PairCheck> checks;
+  std::vector<ir::Value*> returned;
+  for (size_t i = 0; i < body.operations().size();) {
+    const ir::Operation& op = *body.operations()[i];
+    ir::Attribute target = op.GetAttr("call_target_name");
+    if (op.name() != "stablehlo.custom_call" ||
+        !target.is(ir::AttrKind::kString) ||
+        target.string_value().rfind("check.", 0) != 0) {
+      ++i;
+      continue;
+    }
+    PairCheck pair;
+    pair.target = target.string_value();
+    if (!ComparisonFor(pair.target, op, &pair.comparison)) {
+      *why = "unknown check @" + pair.target;
+      return {};
+    }
+    if (op.num_operands() != 2) {
+      *why = "@" + pair.target + " with " + std::to_string(op.num_operands()) +
+             " operands";
+      return {};
+    }
+    const ir::Type& type = op.operand(0)->type();
+    if (!type.IsTensor() || !type.HasStaticShape() ||
+        type != op.operand(1)->type()) {
+      *why = "@" + pair.target + " compares " + type.ToString() + " with " +
+             op.operand(1)->type().ToString();
+      return {};
+    }
+    pair.shape = exec::ArrayShape{type.StorageElementType(), type.shape()};
+    returned.push_back(op.operand(0));
+    returned.push_back(op.operand(1));
+    checks.push_back(std::move(pair));
+    body.Remove(i);
+  }
+  // Checks nested in regions (none in testdata) would stay behind.
+  bool nested = false;
+  main->Walk([&](ir::Operation& op) {
+    ir::Attribute target = op.GetAttr("call_target_name");
+    if (target.is(ir::AttrKind::kString) &&
+        target.string_value().rfind("check.", 0) == 0) {
+      nested = true;
+    }
+  });
+  if (nested) {
+    *why = "a check inside a region";
+    return {};
+  }
+  if (checks.empty()) {
+    *why = "no checks in @main";
+    return {};
+  }
+  ir::Operation* terminator = body.terminator();
+  if (terminator == nullptr) {
+    *why = "@main has no return";
+    return {};
+  }
+  terminator->set_operands(returned);
+  std::vector<ir::Type> result_types;
+  for (const ir::Value* value : returned) result_types.push_back(value->type());
+  main->SetAttr("function_type",
+                ir::Attribute::TypeAttr(ir::Type::Function(
+                    ir::func::FunctionType(*main).inputs(), result_types)));
+  main->RemoveAttr("res_attrs");
+  return checks;
+}
+
+std::string RelativeName(const std::string& path) {
+  size_t at = path.find("stablehlo/");
+  return at == std::string::npos ? path : path.substr(at + 10);
+}
+
+class CorpusThroughCApiTest : public PluginTest {
+ protected:
+  static int Workers() {
+    int cores = static_cast<int>(std::thread::hardware_concurrency());
+    return std::clamp(cores, 2, 8);
+  }
+  CorpusThroughCApiTest() : PluginTest(Workers()) {}
+
+  // Runs one file on `device` (a one-device executable assigned to it).
+  Outcome RunFile(const std::string& path, int device) {
+    auto text = ReadFile(path);
+    if (!text.ok()) return {Outcome::kFailed, text.status().ToString()};
+    auto module = parse::ParseModule(*text, path);
+    if (!module.ok()) {
+      return {Outcome::kFailed, "parse: " + module.status().ToString()};
+    }
+    std::string why;
+    std::vector<PairCheck> checks = ReturnCheckedPairs(**module, &why);
+    if (checks.empty()) return {Outcome::kSkipped, why};
+    std::string program = ir::PrintModule(**module);
+
+    PJRT_LoadedExecutable* loaded = nullptr;
+    ErrorInfo compiled = TryCompile(
+        program, JaxCompileOptions(1, 1, false, {device}), &loaded);
+    if (compiled.code != PJRT_Error_Code_OK) {
+      return {Outcome::kFailed, "compile: " + Describe(compiled)};
+    }
+    Outcome outcome = RunAndCompare(loaded, checks);
+    DestroyLoadedExecutable(loaded);
+    return outcome;
+  }
+
+  Outcome RunAndCompare(PJRT_LoadedExecutable* loaded,
+                        const std::vector<PairCheck>& checks) {
+    ExecuteResult result = Execute(loaded, {{}});
+    if (result.error.code != PJRT_Error_Code_OK) {
+      return {Outcome::kFailed, "execute: " + Describe(result.error)};
+    }
+    Outcome outcome;
+    for (PJRT_Event* event : result.events) {
+      ErrorInfo done = AwaitAndDestroy(event);
+      if (done.code != PJRT_Error_Code_OK && outcome.kind == Outcome::kPassed) {
+        outcome = {Outcome::kFailed, "run: " + Describe(done)};
+      }
+    }
+    const std::vector<PJRT_Buffer*>& outputs = result.outputs[0];
+    if (outcome.kind == Outcome::kPassed &&
+        outputs.size() != 2 * checks.size()) {
+      outcome = {Outcome::kFailed,
+                 "the executable has " + std::to_string(outputs.size()) +
+                     " outputs; expected " + std::to_string(2 * checks.size())};
+    }
+    for (size_t i = 0; outcome.kind == Outcome::kPassed && i < checks.size();
+         ++i) {
+      const PairCheck& pair = checks[i];
+      std::vector<uint8_t> actual, expected;
+      ErrorInfo read = TryDownload(outputs[2 * i], &actual);
+      if (read.code == PJRT_Error_Code_OK) {
+        read = TryDownload(outputs[2 * i + 1], &expected);
+      }
+      std::string label = "check " + std::to_string(i) + " (@" + pair.target +
+                          " of " + pair.shape.ToString() + "): ";
+      if (read.code != PJRT_Error_Code_OK) {
+        outcome = {Outcome::kFailed, label + "ToHostBuffer: " + Describe(read)};
+        break;
+      }
+      int64_t bytes = pair.shape.byte_size();
+      if (static_cast<int64_t>(actual.size()) != bytes ||
+          static_cast<int64_t>(expected.size()) != bytes) {
+        outcome = {Outcome::kFailed,
+                   label + "read " + std::to_string(actual.size()) + " and " +
+                       std::to_string(expected.size()) + " bytes; expected " +
+                       std::to_string(bytes)};
+        break;
+      }
+      Status same = check::Compare(
+          pair.shape, reinterpret_cast<const std::byte*>(actual.data()),
+          reinterpret_cast<const std::byte*>(expected.data()), pair.comparison);
+      if (!same.ok()) {
+        outcome = {Outcome::kFailed, label + std::string(same.message())};
+      }
+    }
+    DestroyBuffers(outputs);
+    return outcome;
+  }
+};
+
+// The runner itself: a case whose expected value is wrong must fail, one
+// whose value is within the tolerance must pass.
+TEST_F(CorpusThroughCApiTest, RunnerTellsRightFromWrong) {
+  // 0.1 + 0.2 in f32 is 0.300000012 (0x3e99999a); 0.3 is 0x3e99999a too,
+  // so expect_close passes; 0.31 is 0.01 away, past expect_almost_eq's
+  // 1e-3; the i32 sum 2 + 2 is exactly 4, not 5.
+  constexpr char kProgram[] = R"mlir(
+module @jit_main {
+  func.func public @main() -> tensor<f32> {
+    %a = stablehlo.constant dense<1.000000e-01> : tensor<f32>
+    %b = stablehlo.constant dense<2.000000e-01> : tensor<f32>
+    %sum = stablehlo.add %a, %b : tensor<f32>
+    %close = stablehlo.constant dense<3.000000e-01> : tensor<f32>
+    %far = stablehlo.constant dense<3.100000e-01> : tensor<f32>
+    %two = stablehlo.constant dense<2> : tensor<i32>
+    %four = stablehlo.add %two, %two : tensor<i32>
+    %five = stablehlo.constant dense<5> : tensor<i32>
+    stablehlo.custom_call @check.expect_close(%sum, %close) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()
+    stablehlo.custom_call @check.expect_almost_eq(%sum, %far) {has_side_effect = true} : (tensor<f32>, tensor<f32>) -> ()
+    stablehlo.custom_call @check.expect_eq(%four, %five) {has_side_effect = true} : (tensor<i32>, tensor<i32>) -> ()
+    return %sum : tensor<f32>
+  }
+}
+)mlir";
+  auto module = parse::ParseModule(kProgram, "runner_test.mlir");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::string why;
+  std::vector<PairCheck> checks = ReturnCheckedPairs(**module, &why);
+  ASSERT_EQ(checks.size(), 3u) << why;
+  PJRT_LoadedExecutable* loaded = Compile(ir::PrintModule(**module));
+  ASSERT_NE(loaded, nullptr);
+  EXPECT_EQ(NumOutputs(loaded), 6u);
+  Outcome all = RunAndCompare(loaded, checks);
+  EXPECT_EQ(all.kind, Outcome::kFailed);
+  // The first failing pair is reported: the almost_eq one.
+  EXPECT_NE(all.reason.find("check 1 (@check.expect_almost_eq"),
+            std::string::npos)
+      << all.reason;
+  Outcome first = RunAndCompare(loaded, {checks[0]});
+  EXPECT_EQ(first.kind, Outcome::kFailed)
+      << "the executable has 6 outputs; one pair expects 2";
+  DestroyLoadedExecutable(loaded);
+
+  // Only the close pair: passes.
+  auto close_only = parse::ParseModule(kProgram, "runner_test.mlir");
+  ASSERT_TRUE(close_only.ok());
+  ir::Block& body =
+      ir::func::Body(*(*close_only)->LookupFunction("main"));
+  // Drop the last two checks (the ops before the return).
+  body.Remove(body.operations().size() - 2);
+  body.Remove(body.operations().size() - 2);
+  checks = ReturnCheckedPairs(**close_only, &why);
+  ASSERT_EQ(checks.size(), 1u) << why;
+  loaded = Compile(ir::PrintModule(**close_only));
+  ASSERT_NE(loaded, nullptr);
+  Outcome passed = RunAndCompare(loaded, checks);
+  EXPECT_EQ(passed.kind, Outcome::kPassed) << passed.reason;
+  DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(CorpusThroughCApiTest, Testdata) {
+  KILN_REQUIRE_SHARED_DIR(shared);
+  // The top folder only: dynamic/ has no checks, quantized/ uses types
+  // PJRT buffers cannot hold.
+  std::vector<std::string> files;
+  for (const std::string& file :
+       ListFiles(shared + "/corpus/stablehlo/testdata", ".mlir")) {
+    if (file.find("/testdata/dynamic/") == std::string::npos &&
+        file.find("/testdata/quantized/") == std::string::npos) {
+      files.push_back(file);
+    }
+  }
+  ASSERT_FALSE(files.empty());
+  auto start = std::chrono::steady_clock::now();
+  std::vector<Outcome> outcomes(files.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  for (int w = 0; w < device_count_; ++w) {
+    workers.emplace_back([&, w] {
+      for (size_t i = next++; i < files.size(); i = next++) {
+        outcomes[i] = RunFile(files[i], w);
+      }
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+
+  int passed = 0, failed = 0, skipped = 0, unexpected = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::string name = RelativeName(files[i]);
+    switch (outcomes[i].kind) {
+      case Outcome::kPassed:
+        ++passed;
+        break;
+      case Outcome::kSkipped:
+        ++skipped;
+        std::printf("skipped %s: %s\n", name.c_str(),
+                    outcomes[i].reason.c_str());
+        break;
+      case Outcome::kFailed: {
+        ++failed;
+        std::printf("failed %s: %s\n", name.c_str(),
+                    outcomes[i].reason.c_str());
+        auto known = KnownCApiOnlyFailures().find(name);
+        if (known != KnownCApiOnlyFailures().end()) {
+          std::printf("  known: %s\n", known->second.c_str());
+          break;
+        }
+        // Allowed only when the compiler fails it too, run as `kiln check`
+        // runs it.
+        std::vector<check::CaseResult> direct = check::RunCorpusFile(files[i]);
+        bool direct_passes =
+            !direct.empty() &&
+            std::all_of(direct.begin(), direct.end(), [](const auto& r) {
+              return r.outcome == check::CaseResult::Outcome::kPassed;
+            });
+        if (direct_passes) {
+          ++unexpected;
+          ADD_FAILURE() << name << " passes under kiln check but fails "
+                        << "through the C API: " << outcomes[i].reason;
+        } else {
+          std::printf("  also fails under kiln check: %s\n",
+                      direct.empty() ? "(no case)" : direct[0].reason.c_str());
+        }
+        break;
+      }
+    }
+  }
+  std::printf(
+      "testdata through the C API: %d passed, %d failed, %d skipped of %zu "
+      "(%d workers, %.1f s)\n",
+      passed, failed, skipped, files.size(), device_count_, seconds);
+  EXPECT_EQ(unexpected, 0);
+  EXPECT_GT(passed, 0);
+}
+
+}  // namespace
+}  // namespace kiln::testing
