@@ -241,6 +241,192 @@ TEST_F(ExecuteTest, InputWithExternalReferencesIsNotDonated) {
   DestroyLoadedExecutable(loaded);
 }
 
+// --- Asynchrony
+
+// out = (N * a, m . I ... . I) with N = 200 iterations of a 128x128 matmul
+// by the identity: slow enough (about 0.8 GFLOP) to still be running when
+// the caller does its next step, and reading `a` in every iteration.
+constexpr char kSlowAccumulate[] = R"mlir(
+func.func public @main(%a: tensor<4xf32>, %m: tensor<128x128xf32>, %eye: tensor<128x128xf32>) -> (tensor<4xf32>, tensor<128x128xf32>) {
+  %zero = stablehlo.constant dense<0.000000e+00> : tensor<4xf32>
+  %i0 = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %n = stablehlo.constant dense<200> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %i0, %acc = %zero, %x = %m) : tensor<i32>, tensor<4xf32>, tensor<128x128xf32>
+  cond {
+    %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %next = stablehlo.add %i, %one : tensor<i32>
+    %sum = stablehlo.add %acc, %a : tensor<4xf32>
+    %y = stablehlo.dot_general %x, %eye, contracting_dims = [1] x [0] : (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+    stablehlo.return %next, %sum, %y : tensor<i32>, tensor<4xf32>, tensor<128x128xf32>
+  }
+  return %r#1, %r#2 : tensor<4xf32>, tensor<128x128xf32>
+}
+)mlir";
+
+class SlowProgramTest : public ExecuteTest {
+ protected:
+  void SetUp() override {
+    ExecuteTest::SetUp();
+    if (HasFatalFailure()) return;
+    slow_ = Compile(kSlowAccumulate);
+    ASSERT_NE(slow_, nullptr);
+    std::vector<float> eye(128 * 128, 0.0f), m(128 * 128);
+    for (int i = 0; i < 128; ++i) eye[i * 128 + i] = 1;
+    for (int i = 0; i < 128 * 128; ++i) m[i] = static_cast<float>(i % 13);
+    m_values_ = m;
+    eye_ = UploadF32(eye, {128, 128});
+    m_ = UploadF32(m, {128, 128});
+  }
+  void TearDown() override {
+    DestroyBuffers({eye_, m_});
+    if (slow_ != nullptr) DestroyLoadedExecutable(slow_);
+    ExecuteTest::TearDown();
+  }
+  // 200 * a, exact in f32 for small integers.
+  static std::vector<float> Times200(const std::vector<float>& a) {
+    std::vector<float> out;
+    for (float v : a) out.push_back(200 * v);
+    return out;
+  }
+  bool IsReady(PJRT_Event* event) {
+    auto args = KILN_ARGS(PJRT_Event_IsReady_Args);
+    args.event = event;
+    PJRT_EXPECT_OK(api_, api_->PJRT_Event_IsReady(&args));
+    return args.is_ready;
+  }
+
+  PJRT_LoadedExecutable* slow_ = nullptr;
+  PJRT_Buffer* eye_ = nullptr;
+  PJRT_Buffer* m_ = nullptr;
+  std::vector<float> m_values_;
+};
+
+TEST_F(SlowProgramTest, ExecuteReturnsBeforeTheRunEnds) {
+  PJRT_Buffer* a = UploadF32({1, 2, 3, 4}, {4});
+  ExecuteResult result = Execute(slow_, {{a, m_, eye_}});
+  ASSERT_EQ(result.error.code, PJRT_Error_Code_OK) << Describe(result.error);
+  // The outputs exist at once, pending.
+  EXPECT_FALSE(IsReady(result.events[0]))
+      << "Execute waited for a run of about a GFLOP";
+  auto ready = KILN_ARGS(PJRT_Buffer_ReadyEvent_Args);
+  ready.buffer = result.outputs[0][0];
+  PJRT_EXPECT_OK(api_, api_->PJRT_Buffer_ReadyEvent(&ready));
+  EXPECT_FALSE(IsReady(ready.event));
+  EXPECT_EQ(AwaitAndDestroy(ready.event).code, PJRT_Error_Code_OK);
+  EXPECT_EQ(AwaitAndDestroy(result.events[0]).code, PJRT_Error_Code_OK);
+  EXPECT_EQ(DownloadF32(result.outputs[0][0]), Times200({1, 2, 3, 4}));
+  EXPECT_EQ(DownloadF32(result.outputs[0][1]), m_values_);
+  DestroyBuffers(result.outputs[0]);
+  DestroyBuffer(a);
+}
+
+TEST_F(SlowProgramTest, DestroyingTheExecutableDuringARunIsSafe) {
+  PJRT_Buffer* a = UploadF32({1, 2, 3, 4}, {4});
+  ExecuteResult result = Execute(slow_, {{a, m_, eye_}});
+  ASSERT_EQ(result.error.code, PJRT_Error_Code_OK) << Describe(result.error);
+  DestroyLoadedExecutable(slow_);
+  slow_ = nullptr;
+  EXPECT_EQ(AwaitAndDestroy(result.events[0]).code, PJRT_Error_Code_OK);
+  EXPECT_EQ(DownloadF32(result.outputs[0][0]), Times200({1, 2, 3, 4}));
+  DestroyBuffers(result.outputs[0]);
+  DestroyBuffer(a);
+}
+
+TEST_F(SlowProgramTest, DonationWaitsForEarlierReaders) {
+  PJRT_LoadedExecutable* donating = Compile(kAliasedAdd);
+  ASSERT_NE(donating, nullptr);
+  PJRT_Buffer* a = UploadF32(kA, {4});
+  PJRT_Buffer* b = UploadF32(kB, {4});
+  // The slow run reads `a` in each of its 200 iterations; the tiny run
+  // right after donates `a` to its output. Writing that output into a's
+  // bytes while the slow run still reads them would change its result.
+  ExecuteResult slow = Execute(slow_, {{a, m_, eye_}});
+  ASSERT_EQ(slow.error.code, PJRT_Error_Code_OK) << Describe(slow.error);
+  PJRT_Buffer* out = RunOnce(donating, a, b);
+  ASSERT_NE(out, nullptr);
+  EXPECT_TRUE(IsDeleted(a));
+  EXPECT_EQ(AwaitAndDestroy(slow.events[0]).code, PJRT_Error_Code_OK);
+  EXPECT_EQ(DownloadF32(slow.outputs[0][0]), Times200(kA));
+  EXPECT_EQ(DownloadF32(out), kSum);
+  DestroyBuffers(slow.outputs[0]);
+  DestroyBuffers({a, b, out});
+  DestroyLoadedExecutable(donating);
+}
+
+TEST_F(ExecuteTest, InputsStillBeingUploadedAreAwaited) {
+  PJRT_LoadedExecutable* loaded = Compile(R"mlir(
+func.func public @main(%arg0: tensor<1048576xf32>, %arg1: tensor<1048576xf32>) -> tensor<1048576xf32> {
+  %0 = stablehlo.multiply %arg0, %arg1 : tensor<1048576xf32>
+  %1 = stablehlo.add %0, %arg1 : tensor<1048576xf32>
+  return %1 : tensor<1048576xf32>
+}
+)mlir");
+  ASSERT_NE(loaded, nullptr);
+  constexpr int64_t kCount = 1 << 20;
+  std::vector<float> a(kCount), b(kCount), expected(kCount);
+  for (int64_t i = 0; i < kCount; ++i) {
+    a[i] = static_cast<float>(i % 1000);
+    b[i] = static_cast<float>(i % 7) - 3;
+    expected[i] = a[i] * b[i] + b[i];
+  }
+  // Copies on the device queue: the buffers are pending when Execute is
+  // called, and the host data must stay until the done events fire.
+  std::vector<PJRT_Event*> done;
+  std::vector<PJRT_Buffer*> inputs;
+  for (const std::vector<float>* values : {&a, &b}) {
+    int64_t dims[1] = {kCount};
+    auto args = KILN_ARGS(PJRT_Client_BufferFromHostBuffer_Args);
+    args.client = client_;
+    args.data = values->data();
+    args.type = PJRT_Buffer_Type_F32;
+    args.dims = dims;
+    args.num_dims = 1;
+    args.host_buffer_semantics =
+        PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes;
+    args.device = Devices()[0];
+    PJRT_ASSERT_OK(api_, api_->PJRT_Client_BufferFromHostBuffer(&args));
+    done.push_back(args.done_with_host_buffer);
+    inputs.push_back(args.buffer);
+  }
+  PJRT_Buffer* out = RunOnce(loaded, inputs[0], inputs[1]);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(DownloadF32(out), expected);
+  for (PJRT_Event* event : done) {
+    EXPECT_EQ(AwaitAndDestroy(event).code, PJRT_Error_Code_OK);
+  }
+  DestroyBuffers(inputs);
+  DestroyBuffer(out);
+  DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(ExecuteTest, OutputsLiveInTheDefaultMemory) {
+  PJRT_LoadedExecutable* loaded = Compile(kMultiplyAdd);
+  ASSERT_NE(loaded, nullptr);
+  PJRT_Buffer* a = UploadF32(kA, {4});
+  PJRT_Buffer* b = UploadF32(kB, {4});
+  PJRT_Buffer* out = RunOnce(loaded, a, b);
+  ASSERT_NE(out, nullptr);
+  auto memory = KILN_ARGS(PJRT_Buffer_Memory_Args);
+  memory.buffer = out;
+  PJRT_EXPECT_OK(api_, api_->PJRT_Buffer_Memory(&memory));
+  EXPECT_EQ(memory.memory, DefaultMemory(Devices()[0]));
+  EXPECT_EQ(MemoryKind(memory.memory), "device");
+  auto type = KILN_ARGS(PJRT_Buffer_ElementType_Args);
+  type.buffer = out;
+  PJRT_EXPECT_OK(api_, api_->PJRT_Buffer_ElementType(&type));
+  EXPECT_EQ(type.type, PJRT_Buffer_Type_F32);
+  auto dims = KILN_ARGS(PJRT_Buffer_Dimensions_Args);
+  dims.buffer = out;
+  PJRT_EXPECT_OK(api_, api_->PJRT_Buffer_Dimensions(&dims));
+  EXPECT_EQ(std::vector<int64_t>(dims.dims, dims.dims + dims.num_dims),
+            std::vector<int64_t>{4});
+  DestroyBuffers({a, b, out});
+  DestroyLoadedExecutable(loaded);
+}
+
 // --- Errors at run time
 
 TEST_F(ExecuteTest, ErrorOfAnInputReachesTheOutputs) {
