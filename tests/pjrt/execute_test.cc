@@ -427,6 +427,108 @@ TEST_F(ExecuteTest, OutputsLiveInTheDefaultMemory) {
   DestroyLoadedExecutable(loaded);
 }
 
+// --- Outputs that are not fresh results
+
+// Returns a constant, an argument unchanged, and the same sum twice.
+constexpr char kPassThrough[] = R"mlir(
+func.func public @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %cst = stablehlo.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
+  %0 = stablehlo.add %arg0, %arg1 : tensor<4xf32>
+  return %cst, %arg0, %0, %0 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+)mlir";
+
+TEST_F(ExecuteTest, OutputsAreIndependentBuffers) {
+  PJRT_LoadedExecutable* pass = Compile(kPassThrough);
+  PJRT_LoadedExecutable* donating = Compile(kAliasedAdd);
+  ASSERT_NE(pass, nullptr);
+  ASSERT_NE(donating, nullptr);
+  PJRT_Buffer* a = UploadF32(kA, {4});
+  PJRT_Buffer* b = UploadF32(kB, {4});
+  std::vector<PJRT_Buffer*> out = ExecuteAndAwait(pass, {a, b});
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(DownloadF32(out[0]), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(DownloadF32(out[1]), kA);
+  EXPECT_EQ(DownloadF32(out[2]), kSum);
+  EXPECT_EQ(DownloadF32(out[3]), kSum);
+  // Donating each output to a run that writes into it must change nothing
+  // else: not the program's constant, not the argument it came from, not
+  // the other copy of the same value.
+  std::vector<PJRT_Buffer*> results;
+  for (int i : {0, 1, 2}) {
+    PJRT_Buffer* written = RunOnce(donating, out[i], b);
+    ASSERT_NE(written, nullptr);
+    EXPECT_TRUE(IsDeleted(out[i]));
+    results.push_back(written);
+  }
+  EXPECT_EQ(DownloadF32(a), kA) << "the argument changed";
+  EXPECT_EQ(DownloadF32(out[3]), kSum) << "the twin output changed";
+  // (1, 2, 3, 4) + b, a + b, (a + b) + b by hand.
+  EXPECT_EQ(DownloadF32(results[0]), (std::vector<float>{1.5f, 1, 13, 104}));
+  EXPECT_EQ(DownloadF32(results[1]), kSum);
+  EXPECT_EQ(DownloadF32(results[2]), (std::vector<float>{2, 0, 23, 204}));
+  // A second run still returns the constant as written in the program.
+  std::vector<PJRT_Buffer*> again = ExecuteAndAwait(pass, {a, b});
+  ASSERT_EQ(again.size(), 4u);
+  EXPECT_EQ(DownloadF32(again[0]), (std::vector<float>{1, 2, 3, 4}));
+  // Deleting the argument leaves the output that equals it readable.
+  auto remove = KILN_ARGS(PJRT_Buffer_Delete_Args);
+  remove.buffer = a;
+  PJRT_EXPECT_OK(api_, api_->PJRT_Buffer_Delete(&remove));
+  EXPECT_EQ(DownloadF32(again[1]), kA);
+  DestroyBuffers(out);
+  DestroyBuffers(again);
+  DestroyBuffers(results);
+  DestroyBuffers({a, b});
+  DestroyLoadedExecutable(pass);
+  DestroyLoadedExecutable(donating);
+}
+
+TEST_F(ExecuteTest, EmptyAndScalarValues) {
+  // No arguments; a zero-element output, a scalar, a predicate.
+  PJRT_LoadedExecutable* loaded = Compile(R"mlir(
+func.func public @main(%arg0: tensor<0xf32>, %arg1: tensor<i32>) -> (tensor<0xf32>, tensor<i32>, tensor<2xi1>) {
+  %0 = stablehlo.negate %arg0 : tensor<0xf32>
+  %1 = stablehlo.multiply %arg1, %arg1 : tensor<i32>
+  %c = stablehlo.constant dense<[true, false]> : tensor<2xi1>
+  return %0, %1, %c : tensor<0xf32>, tensor<i32>, tensor<2xi1>
+}
+)mlir");
+  ASSERT_NE(loaded, nullptr);
+  PJRT_Buffer* empty = UploadF32({}, {0});
+  int32_t seven = 7;
+  PJRT_Buffer* scalar = Upload(&seven, PJRT_Buffer_Type_S32, {}, Devices()[0]);
+  std::vector<PJRT_Buffer*> out = ExecuteAndAwait(loaded, {empty, scalar});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_TRUE(Download(out[0]).empty());
+  std::vector<uint8_t> squared = Download(out[1]);
+  ASSERT_EQ(squared.size(), 4u);
+  int32_t value = 0;
+  std::memcpy(&value, squared.data(), 4);
+  EXPECT_EQ(value, 49);
+  EXPECT_EQ(Download(out[2]), (std::vector<uint8_t>{1, 0}));
+  DestroyBuffers(out);
+  DestroyBuffers({empty, scalar});
+  DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(ExecuteTest, ProgramWithoutOutputs) {
+  PJRT_LoadedExecutable* loaded = Compile(R"mlir(
+func.func public @main(%arg0: tensor<4xf32>) {
+  return
+}
+)mlir");
+  ASSERT_NE(loaded, nullptr);
+  EXPECT_EQ(NumOutputs(loaded), 0u);
+  PJRT_Buffer* a = UploadF32(kA, {4});
+  ExecuteResult result = Execute(loaded, {{a}});
+  ASSERT_EQ(result.error.code, PJRT_Error_Code_OK) << Describe(result.error);
+  ASSERT_EQ(result.events.size(), 1u);
+  EXPECT_EQ(AwaitAndDestroy(result.events[0]).code, PJRT_Error_Code_OK);
+  DestroyBuffer(a);
+  DestroyLoadedExecutable(loaded);
+}
+
 // --- Errors at run time
 
 TEST_F(ExecuteTest, ErrorOfAnInputReachesTheOutputs) {
@@ -560,6 +662,49 @@ func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
   EXPECT_NE(info.message.find("kiln_test_no_such_target"), std::string::npos)
       << info.message;
   EXPECT_EQ(loaded, nullptr);
+}
+
+// --- Several devices
+
+TEST_F(ExecuteFourDevicesTest, ReplicaIdsDifferPerDevice) {
+  PJRT_LoadedExecutable* loaded = Compile(R"mlir(
+func.func public @main(%arg0: tensor<ui32>) -> tensor<ui32> {
+  %0 = stablehlo.replica_id : tensor<ui32>
+  %1 = stablehlo.add %0, %arg0 : tensor<ui32>
+  return %1 : tensor<ui32>
+}
+)mlir",
+                                          JaxCompileOptions(4, 1));
+  ASSERT_NE(loaded, nullptr);
+  auto logical =
+      KILN_ARGS(PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args);
+  logical.executable = loaded;
+  PJRT_EXPECT_OK(api_,
+                 api_->PJRT_LoadedExecutable_AddressableDeviceLogicalIds(&logical));
+  ASSERT_EQ(logical.num_addressable_device_logical_ids, 4u);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(logical.addressable_device_logical_ids[r].replica, r);
+    EXPECT_EQ(logical.addressable_device_logical_ids[r].partition, 0);
+  }
+  std::vector<PJRT_Device*> devices = Devices();
+  std::vector<std::vector<PJRT_Buffer*>> arguments;
+  uint32_t hundred = 100;
+  for (PJRT_Device* device : devices) {
+    arguments.push_back({Upload(&hundred, PJRT_Buffer_Type_U32, {}, device)});
+  }
+  ExecuteResult result = Execute(loaded, arguments);
+  ASSERT_EQ(result.error.code, PJRT_Error_Code_OK) << Describe(result.error);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(AwaitAndDestroy(result.events[r]).code, PJRT_Error_Code_OK);
+    std::vector<uint8_t> bytes = Download(result.outputs[r][0]);
+    uint32_t value = 0;
+    ASSERT_EQ(bytes.size(), 4u);
+    std::memcpy(&value, bytes.data(), 4);
+    EXPECT_EQ(value, 100u + r) << "replica " << r;
+    DestroyBuffers(result.outputs[r]);
+    DestroyBuffers(arguments[r]);
+  }
+  DestroyLoadedExecutable(loaded);
 }
 
 // --- Threads
