@@ -512,6 +512,116 @@ TEST_F(JaxReplayTest, JitOfTextProgramOnOneDevice) {
   DestroyClientAsJax();
 }
 
+// What jaxlib asks only when the user does: compiled.cost_analysis(),
+// .memory_analysis(), .as_text(), parameter memory kinds, code size.
+TEST_F(JaxReplayTest, OnDemandQueries) {
+  ASSERT_NO_FATAL_FAILURE(CreateClientAsJax(1));
+  PJRT_LoadedExecutable* loaded = Compile(kJitProgram, JaxCompileOptions());
+  ASSERT_NE(loaded, nullptr);
+  PJRT_Executable* executable = GetExecutable(loaded);
+
+  auto cost = KILN_ARGS(PJRT_Executable_GetCostAnalysis_Args);
+  cost.executable = executable;
+  PJRT_EXPECT_OK(api_, api_->PJRT_Executable_GetCostAnalysis(&cost));
+  double flops = -1;
+  for (size_t i = 0; i < cost.num_properties; ++i) {
+    const PJRT_NamedValue& p = cost.properties[i];
+    if (Str(p.name, p.name_size) == "flops") {
+      ASSERT_EQ(p.type, PJRT_NamedValue_kFloat);
+      flops = p.float_value;
+    }
+  }
+  // The dot alone is 2 * 2 * 2 * 3 = 24 (a multiply-add counts two); the
+  // elementwise multiply and add are 6 each, the convert at most 4.
+  EXPECT_GE(flops, 24);
+  EXPECT_LE(flops, 40);
+
+  auto stats = KILN_ARGS(PJRT_Executable_GetCompiledMemoryStats_Args);
+  stats.executable = executable;
+  PJRT_EXPECT_OK(api_, api_->PJRT_Executable_GetCompiledMemoryStats(&stats));
+  // Arguments 2x3 + 3x2 f32 = 48 bytes; outputs 2x2 f32 + 2x3 f32 + 2x2
+  // i32 = 16 + 24 + 16 = 56 bytes.
+  EXPECT_EQ(stats.argument_size_in_bytes, 48);
+  EXPECT_EQ(stats.output_size_in_bytes, 56);
+  EXPECT_EQ(stats.alias_size_in_bytes, 0);
+
+  auto kinds = KILN_ARGS(PJRT_Executable_ParameterMemoryKinds_Args);
+  kinds.executable = executable;
+  PJRT_EXPECT_OK(api_, api_->PJRT_Executable_ParameterMemoryKinds(&kinds));
+  ASSERT_EQ(kinds.num_parameters, 2u);
+  for (size_t i = 0; i < kinds.num_parameters; ++i) {
+    EXPECT_EQ(Str(kinds.memory_kinds[i], kinds.memory_kind_sizes[i]),
+              "device");
+  }
+
+  auto code_size = KILN_ARGS(PJRT_Executable_SizeOfGeneratedCodeInBytes_Args);
+  code_size.executable = executable;
+  PJRT_EXPECT_OK(api_,
+                 api_->PJRT_Executable_SizeOfGeneratedCodeInBytes(&code_size));
+  EXPECT_GE(code_size.size_in_bytes, 0);
+
+  // as_text(): the two-call protocol; a buffer too small for the text is
+  // refused rather than overrun.
+  auto program = KILN_ARGS(PJRT_Program);
+  auto size = KILN_ARGS(PJRT_Executable_OptimizedProgram_Args);
+  size.executable = executable;
+  size.program = &program;
+  PJRT_EXPECT_OK(api_, api_->PJRT_Executable_OptimizedProgram(&size));
+  ASSERT_GT(program.code_size, 1u);
+  std::string text(program.code_size, '\0');
+  std::string guard(8, '#');
+  std::string small = std::string(program.code_size - 1, '\0') + guard;
+  program.code = small.data();
+  program.code_size = program.code_size - 1;
+  auto too_small = KILN_ARGS(PJRT_Executable_OptimizedProgram_Args);
+  too_small.executable = executable;
+  too_small.program = &program;
+  ErrorInfo refused =
+      TakeError(api_, api_->PJRT_Executable_OptimizedProgram(&too_small));
+  EXPECT_EQ(refused.code, PJRT_Error_Code_INVALID_ARGUMENT)
+      << Describe(refused);
+  EXPECT_EQ(small.substr(small.size() - guard.size()), guard);
+  program.code = text.data();
+  program.code_size = text.size();
+  auto fill = KILN_ARGS(PJRT_Executable_OptimizedProgram_Args);
+  fill.executable = executable;
+  fill.program = &program;
+  PJRT_EXPECT_OK(api_, api_->PJRT_Executable_OptimizedProgram(&fill));
+  EXPECT_NE(text.find("stablehlo.dot_general"), std::string::npos) << text;
+
+  // Fingerprints: the same program compiled again has the same one, a
+  // different program (or placement) another.
+  auto fingerprint = [&](PJRT_LoadedExecutable* l) {
+    PJRT_Executable* e = GetExecutable(l);
+    auto args = KILN_ARGS(PJRT_Executable_Fingerprint_Args);
+    args.executable = e;
+    PJRT_EXPECT_OK(api_, api_->PJRT_Executable_Fingerprint(&args));
+    std::string result(args.executable_fingerprint,
+                       args.executable_fingerprint_size);
+    DestroyExecutable(e);
+    return result;
+  };
+  PJRT_LoadedExecutable* same = Compile(kJitProgram, JaxCompileOptions());
+  PJRT_LoadedExecutable* portable =
+      Compile(kJitProgram, JaxCompileOptions(1, 1, true));
+  std::string other_program = kJitProgram;
+  other_program.replace(other_program.find("stablehlo.add"), 13,
+                        "stablehlo.subtract");
+  PJRT_LoadedExecutable* other = Compile(other_program, JaxCompileOptions());
+  ASSERT_NE(same, nullptr);
+  ASSERT_NE(portable, nullptr);
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(fingerprint(same), fingerprint(loaded));
+  EXPECT_NE(fingerprint(other), fingerprint(loaded));
+  EXPECT_NE(fingerprint(portable), fingerprint(loaded));
+  DestroyLoadedExecutable(same);
+  DestroyLoadedExecutable(portable);
+  DestroyLoadedExecutable(other);
+  DestroyExecutable(executable);
+  DestroyLoadedExecutable(loaded);
+  DestroyClientAsJax();
+}
+
 TEST_F(JaxReplayTest, CompilesPortableArtifactFromTheCorpus) {
   KILN_REQUIRE_SHARED_DIR(shared);
   // A portable artifact (VHLO bytecode, producer StableHLO 1.0.0) as jax
@@ -605,6 +715,16 @@ TEST_F(JaxReplayTest, FourReplicasInOneExecute) {
                                       addressable.addressable_devices +
                                           addressable.num_addressable_devices),
             devices_);
+  auto logical =
+      KILN_ARGS(PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args);
+  logical.executable = loaded;
+  PJRT_EXPECT_OK(api_,
+                 api_->PJRT_LoadedExecutable_AddressableDeviceLogicalIds(&logical));
+  ASSERT_EQ(logical.num_addressable_device_logical_ids, 4u);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(logical.addressable_device_logical_ids[r].replica, r);
+    EXPECT_EQ(logical.addressable_device_logical_ids[r].partition, 0);
+  }
   RunJitProgram(loaded, devices_, nullptr);
   DestroyLoadedExecutable(loaded);
   DestroyClientAsJax();
