@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -284,6 +286,85 @@ TEST_F(ExecuteBadInputTest, WrongHandleKindAsExecutable) {
   ErrorInfo info = TakeError(api_, api_->PJRT_LoadedExecutable_Execute(&args));
   EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT) << Describe(info);
   EXPECT_TRUE(MentionsAny(info.message, {"PJRT_LoadedExecutable"}));
+}
+
+TEST_F(ExecuteBadInputTest, NonDonatableIndexOutOfRange) {
+  std::vector<PJRT_Buffer*> arguments = {a_, b_};
+  ExecuteResult result = Execute(loaded_, {arguments}, nullptr, {5});
+  EXPECT_EQ(result.error.code, PJRT_Error_Code_INVALID_ARGUMENT)
+      << Describe(result.error);
+  EXPECT_TRUE(MentionsAny(result.error.message, {"non_donatable"}));
+  result = Execute(loaded_, {arguments}, nullptr, {-1});
+  EXPECT_EQ(result.error.code, PJRT_Error_Code_INVALID_ARGUMENT)
+      << Describe(result.error);
+}
+
+TEST_F(ExecuteBadInputTest, SendCallbacksAreUnimplemented) {
+  std::vector<PJRT_Buffer*> arguments = {a_, b_};
+  PJRT_Buffer* const* list = arguments.data();
+  PJRT_Buffer* outputs[1] = {nullptr};
+  PJRT_Buffer** output_list = outputs;
+  PJRT_SendCallbackInfo* no_callbacks[1] = {nullptr};
+  auto options = KILN_ARGS(PJRT_ExecuteOptions);
+  options.send_callbacks = no_callbacks;
+  options.num_send_ops = 1;
+  auto args = KILN_ARGS(PJRT_LoadedExecutable_Execute_Args);
+  args.executable = loaded_;
+  args.options = &options;
+  args.argument_lists = &list;
+  args.num_devices = 1;
+  args.num_args = 2;
+  args.output_lists = &output_list;
+  ErrorInfo info = TakeError(api_, api_->PJRT_LoadedExecutable_Execute(&args));
+  EXPECT_EQ(info.code, PJRT_Error_Code_UNIMPLEMENTED) << Describe(info);
+  EXPECT_EQ(outputs[0], nullptr);
+}
+
+TEST_F(ExecuteBadInputTest, ExecutableOfAnotherClient) {
+  PJRT_Client* other = CreateClient(1);
+  ASSERT_NE(other, nullptr);
+  PJRT_LoadedExecutable* foreign = Compile(kAdd, JaxCompileOptions(), other);
+  ASSERT_NE(foreign, nullptr);
+  std::vector<PJRT_Buffer*> arguments = {a_, b_};
+  PJRT_Buffer* const* list = arguments.data();
+  ErrorInfo info = RawExecute(&list, 1, 2, true, nullptr, foreign);
+  EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT) << Describe(info);
+  EXPECT_TRUE(MentionsAny(info.message, {"another client", "other client",
+                                         "different client"}));
+  DestroyLoadedExecutable(foreign);
+  DestroyClient(other);
+}
+
+// A caller built against an older header passes smaller structs: the
+// fields past its struct_size are absent (execute_device, and the options
+// added since non_donatable_input_indices).
+TEST_F(ExecuteBadInputTest, OlderCallersSmallerStructs) {
+  std::vector<PJRT_Buffer*> arguments = {a_, b_};
+  PJRT_Buffer* const* list = arguments.data();
+  PJRT_Buffer* output = nullptr;
+  PJRT_Buffer** output_list = &output;
+  PJRT_Event* complete = nullptr;
+  auto options = KILN_ARGS(PJRT_ExecuteOptions);
+  options.struct_size = offsetof(PJRT_ExecuteOptions, context);
+  // Garbage past the caller's size must not be read.
+  std::memset(&options.context, 0xab,
+              sizeof(options) - offsetof(PJRT_ExecuteOptions, context));
+  auto args = KILN_ARGS(PJRT_LoadedExecutable_Execute_Args);
+  args.struct_size = offsetof(PJRT_LoadedExecutable_Execute_Args,
+                              execute_device);
+  args.executable = loaded_;
+  args.options = &options;
+  args.argument_lists = &list;
+  args.num_devices = 1;
+  args.num_args = 2;
+  args.output_lists = &output_list;
+  args.device_complete_events = &complete;
+  args.execute_device = reinterpret_cast<PJRT_Device*>(uintptr_t{0xdead});
+  PJRT_ASSERT_OK(api_, api_->PJRT_LoadedExecutable_Execute(&args));
+  ASSERT_NE(output, nullptr);
+  EXPECT_EQ(AwaitAndDestroy(complete).code, PJRT_Error_Code_OK);
+  EXPECT_EQ(DownloadF32(output), (std::vector<float>{6, 8, 10, 12}));
+  DestroyBuffer(output);
 }
 
 // --- Compile

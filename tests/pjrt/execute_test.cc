@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "plugin_harness.h"
@@ -662,6 +663,77 @@ func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
   EXPECT_NE(info.message.find("kiln_test_no_such_target"), std::string::npos)
       << info.message;
   EXPECT_EQ(loaded, nullptr);
+}
+
+TEST_F(SlowProgramTest, ExecuteFromAnOutputCallback) {
+  // A framework may dispatch the next step from the callback of the last
+  // one's output; the callback runs on the device's thread.
+  PJRT_LoadedExecutable* next = Compile(kMultiplyAdd);
+  ASSERT_NE(next, nullptr);
+  PJRT_Buffer* a = UploadF32(kA, {4});
+  PJRT_Buffer* b = UploadF32(kB, {4});
+  ExecuteResult slow = Execute(slow_, {{a, m_, eye_}});
+  ASSERT_EQ(slow.error.code, PJRT_Error_Code_OK) << Describe(slow.error);
+  using Self = std::remove_pointer_t<decltype(this)>;
+  struct State {
+    Self* test;
+    PJRT_LoadedExecutable* next;
+    PJRT_Buffer* a;
+    PJRT_Buffer* b;
+    ExecuteResult result;
+    std::atomic<bool> done{false};
+  };
+  State state{this, next, a, b, {}};
+  auto ready = KILN_ARGS(PJRT_Buffer_ReadyEvent_Args);
+  ready.buffer = slow.outputs[0][0];
+  PJRT_ASSERT_OK(api_, api_->PJRT_Buffer_ReadyEvent(&ready));
+  auto on_ready = KILN_ARGS(PJRT_Event_OnReady_Args);
+  on_ready.event = ready.event;
+  on_ready.user_arg = &state;
+  on_ready.callback = [](PJRT_Error* error, void* user_arg) {
+    auto* s = static_cast<State*>(user_arg);
+    TakeError(s->test->api_, error);
+    s->result = s->test->Execute(s->next, {{s->a, s->b}});
+    s->done.store(true);
+  };
+  PJRT_ASSERT_OK(api_, api_->PJRT_Event_OnReady(&on_ready));
+  while (!state.done.load()) std::this_thread::yield();
+  DestroyEvent(ready.event);
+  ASSERT_EQ(state.result.error.code, PJRT_Error_Code_OK)
+      << Describe(state.result.error);
+  EXPECT_EQ(AwaitAndDestroy(state.result.events[0]).code, PJRT_Error_Code_OK);
+  // a * b + b by hand: 0.5+0.5, -2-1, 30+10, 400+100.
+  EXPECT_EQ(DownloadF32(state.result.outputs[0][0]),
+            (std::vector<float>{1, -3, 40, 500}));
+  EXPECT_EQ(AwaitAndDestroy(slow.events[0]).code, PJRT_Error_Code_OK);
+  DestroyBuffers(state.result.outputs[0]);
+  DestroyBuffers(slow.outputs[0]);
+  DestroyBuffers({a, b});
+  DestroyLoadedExecutable(next);
+}
+
+TEST_F(ExecuteFourDevicesTest, DeserializeWithOverriddenOptions) {
+  // A one-device executable loaded again as four replicas (the options a
+  // framework passes when it reuses a cache entry for another placement).
+  PJRT_LoadedExecutable* loaded = Compile(kMultiplyAdd);
+  ASSERT_NE(loaded, nullptr);
+  std::string bytes = Serialize(loaded);
+  DestroyLoadedExecutable(loaded);
+  std::string options = JaxCompileOptions(4, 1);
+  auto args = KILN_ARGS(PJRT_Executable_DeserializeAndLoad_Args);
+  args.client = client_;
+  args.serialized_executable = bytes.data();
+  args.serialized_executable_size = bytes.size();
+  args.overridden_serialized_compile_options = options.data();
+  args.overridden_serialized_compile_options_size = options.size();
+  PJRT_ASSERT_OK(api_, api_->PJRT_Executable_DeserializeAndLoad(&args));
+  ASSERT_NE(args.loaded_executable, nullptr);
+  auto devices = KILN_ARGS(PJRT_LoadedExecutable_AddressableDevices_Args);
+  devices.executable = args.loaded_executable;
+  PJRT_EXPECT_OK(api_,
+                 api_->PJRT_LoadedExecutable_AddressableDevices(&devices));
+  EXPECT_EQ(devices.num_addressable_devices, 4u);
+  DestroyLoadedExecutable(args.loaded_executable);
 }
 
 // --- Several devices
