@@ -144,8 +144,8 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(
       runtime::ExecuteRequest& request = requests[d];
       if (execute_device != nullptr) {
         request.device = execute_device->device;
-        // A one-device program compiled for a fixed device may still run
-        // on another one of the caller's choice.
+        // A one-device program runs on any device; a multi-device one
+        // runs the replica or partition its assignment puts there.
       } else {
         request.position = static_cast<int>(d);
       }

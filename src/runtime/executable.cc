@@ -387,10 +387,17 @@ StatusOr<Executable::Target> Executable::Resolve(
     if (plans_.size() > 1) target.plan = request.position;
   } else if (target.device == nullptr) {
     return InvalidArgumentError("no device to execute on");
-  } else if (plans_.size() > 1 || devices_.size() > 1) {
-    return InvalidArgumentError(
-        "the executable runs on ", devices_.size(),
-        " devices; execute it on all of them, not on one named device");
+  } else if (devices_.size() > 1) {
+    // One replica or partition of a multi-device program, run alone on its
+    // device (PyTorch/XLA runs replicated programs one device at a time).
+    auto it = std::find(devices_.begin(), devices_.end(), target.device);
+    if (it == devices_.end()) {
+      return InvalidArgumentError(
+          target.device->debug_string(), " is not among the ",
+          devices_.size(), " devices of the executable's assignment");
+    }
+    size_t position = static_cast<size_t>(it - devices_.begin());
+    if (plans_.size() > 1) target.plan = position;
   }
   return target;
 }

@@ -77,8 +77,9 @@ struct CompiledMemoryStats {
 // One device's arguments for Execute.
 struct ExecuteRequest {
   // The device position the run takes (index into addressable_devices()),
-  // or -1 with `device` set for a portable executable or a single-device
-  // program run on a device of the caller's choice.
+  // or -1 with `device` set: a portable executable or a one-device program
+  // runs on any device; a multi-device program runs the replica or
+  // partition that its assignment places on `device`.
   int position = -1;
   Device* device = nullptr;
   std::vector<std::shared_ptr<Buffer>> arguments;
