@@ -5,7 +5,10 @@
 // operands are returned instead, printed as MLIR text with Kiln's printer,
 // compiled with PJRT_Client_Compile, executed, read back with
 // ToHostBuffer, and each (actual, expected) pair compared on the host with
-// the corpus's tolerances (the comparison `kiln check` uses).
+// the corpus's tolerances (the comparison `kiln check` uses). A second
+// pass makes the constants @inputs returns into arguments of @main,
+// uploaded with BufferFromHostBuffer, so that the plugin computes at run
+// time what it would otherwise fold while compiling.
 //
 // A case that fails here must also fail under `kiln check` (so the C API
 // loses nothing the compiler can do) or be listed below with its reason.
@@ -160,6 +163,136 @@ std::vector<PairCheck> ReturnCheckedPairs(ir::Module& module,
   return checks;
 }
 
+// The PJRT buffer type holding an IR element type, or INVALID when PJRT
+// has none (f6 types, tf32).
+PJRT_Buffer_Type BufferTypeOf(ir::ElementType type) {
+  using E = ir::ElementType;
+  static const auto* table = new std::map<E, PJRT_Buffer_Type>{
+      {E::kI1, PJRT_Buffer_Type_PRED},
+      {E::kI2, PJRT_Buffer_Type_S2},
+      {E::kI4, PJRT_Buffer_Type_S4},
+      {E::kI8, PJRT_Buffer_Type_S8},
+      {E::kI16, PJRT_Buffer_Type_S16},
+      {E::kI32, PJRT_Buffer_Type_S32},
+      {E::kI64, PJRT_Buffer_Type_S64},
+      {E::kUI2, PJRT_Buffer_Type_U2},
+      {E::kUI4, PJRT_Buffer_Type_U4},
+      {E::kUI8, PJRT_Buffer_Type_U8},
+      {E::kUI16, PJRT_Buffer_Type_U16},
+      {E::kUI32, PJRT_Buffer_Type_U32},
+      {E::kUI64, PJRT_Buffer_Type_U64},
+      {E::kF4E2M1FN, PJRT_Buffer_Type_F4E2M1FN},
+      {E::kF8E3M4, PJRT_Buffer_Type_F8E3M4},
+      {E::kF8E4M3, PJRT_Buffer_Type_F8E4M3},
+      {E::kF8E4M3FN, PJRT_Buffer_Type_F8E4M3FN},
+      {E::kF8E4M3FNUZ, PJRT_Buffer_Type_F8E4M3FNUZ},
+      {E::kF8E4M3B11FNUZ, PJRT_Buffer_Type_F8E4M3B11FNUZ},
+      {E::kF8E5M2, PJRT_Buffer_Type_F8E5M2},
+      {E::kF8E5M2FNUZ, PJRT_Buffer_Type_F8E5M2FNUZ},
+      {E::kF8E8M0FNU, PJRT_Buffer_Type_F8E8M0FNU},
+      {E::kBF16, PJRT_Buffer_Type_BF16},
+      {E::kF16, PJRT_Buffer_Type_F16},
+      {E::kF32, PJRT_Buffer_Type_F32},
+      {E::kF64, PJRT_Buffer_Type_F64},
+      {E::kC64, PJRT_Buffer_Type_C64},
+      {E::kC128, PJRT_Buffer_Type_C128},
+  };
+  auto it = table->find(type);
+  return it == table->end() ? PJRT_Buffer_Type_INVALID : it->second;
+}
+
+// One argument of the rewritten @main: the bytes @inputs returned.
+struct HostInput {
+  PJRT_Buffer_Type type = PJRT_Buffer_Type_INVALID;
+  std::vector<int64_t> dims;
+  std::string bytes;  // Kiln's dense storage (one byte per sub-byte value)
+};
+
+// Rewrites @main so that the values of `call @inputs()` (constants in
+// testdata) become its arguments, to be uploaded as buffers: the program
+// then computes at run time instead of folding its constant inputs while
+// compiling. Returns false (and `why`) when the case does not have that
+// form.
+bool InputsAsArguments(ir::Module& module, std::vector<HostInput>* inputs,
+                       std::string* why) {
+  ir::Operation* main = module.LookupFunction("main");
+  ir::Operation* producer = module.LookupFunction("inputs");
+  if (main == nullptr || producer == nullptr) {
+    *why = "no @inputs";
+    return false;
+  }
+  ir::Block& body = ir::func::Body(*main);
+  if (body.num_arguments() != 0) {
+    *why = "@main has arguments";
+    return false;
+  }
+  int64_t call_at = -1;
+  for (size_t i = 0; i < body.operations().size(); ++i) {
+    const ir::Operation& op = *body.operations()[i];
+    ir::Attribute callee = op.GetAttr("callee");
+    if (op.is(ir::OpCode::kCall) && callee.is(ir::AttrKind::kSymbolRef) &&
+        callee.symbol_root() == "inputs") {
+      if (call_at >= 0) {
+        *why = "@inputs called twice";
+        return false;
+      }
+      call_at = static_cast<int64_t>(i);
+    }
+  }
+  if (call_at < 0) {
+    *why = "@main does not call @inputs";
+    return false;
+  }
+  // The values @inputs returns, each a constant.
+  ir::Operation* ret = ir::func::Body(*producer).terminator();
+  ir::Operation* call = body.operations()[call_at].get();
+  if (ret == nullptr || ret->num_operands() != call->num_results()) {
+    *why = "@inputs does not return its results";
+    return false;
+  }
+  for (const ir::Value* value : ret->operands()) {
+    const ir::Operation* constant = value->defining_op();
+    ir::Attribute data =
+        constant == nullptr ? ir::Attribute() : constant->GetAttr("value");
+    const ir::Type& type = value->type();
+    if (constant == nullptr || !constant->is(ir::OpCode::kConstant) ||
+        !data.is(ir::AttrKind::kDenseElements) || !type.IsTensor() ||
+        !type.HasStaticShape()) {
+      *why = "an input is not a dense constant";
+      return false;
+    }
+    HostInput input;
+    input.type = BufferTypeOf(type.StorageElementType());
+    if (input.type == PJRT_Buffer_Type_INVALID) {
+      *why = "no PJRT buffer type for " + type.ToString();
+      return false;
+    }
+    input.dims = type.shape();
+    input.bytes = data.DenseDataExpanded();
+    inputs->push_back(std::move(input));
+  }
+  // Block arguments take the call's place in every use.
+  std::map<const ir::Value*, ir::Value*> replacement;
+  std::vector<ir::Type> argument_types;
+  for (int i = 0; i < call->num_results(); ++i) {
+    ir::Value* argument = body.AddArgument(call->result(i)->type());
+    replacement[call->result(i)] = argument;
+    argument_types.push_back(argument->type());
+  }
+  main->Walk([&](ir::Operation& op) {
+    for (int i = 0; i < op.num_operands(); ++i) {
+      auto it = replacement.find(op.operand(i));
+      if (it != replacement.end()) op.SetOperand(i, it->second);
+    }
+  });
+  body.Remove(static_cast<size_t>(call_at));
+  main->SetAttr("function_type",
+                ir::Attribute::TypeAttr(ir::Type::Function(
+                    argument_types, ir::func::FunctionType(*main).results())));
+  main->RemoveAttr("arg_attrs");
+  return true;
+}
+
 std::string RelativeName(const std::string& path) {
   size_t at = path.find("stablehlo/");
   return at == std::string::npos ? path : path.substr(at + 10);
@@ -173,8 +306,11 @@ class CorpusThroughCApiTest : public PluginTest {
   }
   CorpusThroughCApiTest() : PluginTest(Workers()) {}
 
-  // Runs one file on `device` (a one-device executable assigned to it).
-  Outcome RunFile(const std::string& path, int device) {
+  // Runs one file on `device` (a one-device executable assigned to it),
+  // with its inputs as constants of the program or, when
+  // `inputs_as_arguments`, as uploaded buffers.
+  Outcome RunFile(const std::string& path, int device,
+                  bool inputs_as_arguments) {
     auto text = ReadFile(path);
     if (!text.ok()) return {Outcome::kFailed, text.status().ToString()};
     auto module = parse::ParseModule(*text, path);
@@ -184,6 +320,10 @@ class CorpusThroughCApiTest : public PluginTest {
     std::string why;
     std::vector<PairCheck> checks = ReturnCheckedPairs(**module, &why);
     if (checks.empty()) return {Outcome::kSkipped, why};
+    std::vector<HostInput> inputs;
+    if (inputs_as_arguments && !InputsAsArguments(**module, &inputs, &why)) {
+      return {Outcome::kSkipped, why};
+    }
     std::string program = ir::PrintModule(**module);
 
     PJRT_LoadedExecutable* loaded = nullptr;
@@ -192,14 +332,36 @@ class CorpusThroughCApiTest : public PluginTest {
     if (compiled.code != PJRT_Error_Code_OK) {
       return {Outcome::kFailed, "compile: " + Describe(compiled)};
     }
-    Outcome outcome = RunAndCompare(loaded, checks);
+    if (inputs_as_arguments) {
+      // The rewrite reached the plugin: it sees the inputs as parameters.
+      PJRT_Executable* executable = GetExecutable(loaded);
+      auto kinds = KILN_ARGS(PJRT_Executable_ParameterMemoryKinds_Args);
+      kinds.executable = executable;
+      PJRT_EXPECT_OK(api_, api_->PJRT_Executable_ParameterMemoryKinds(&kinds));
+      EXPECT_EQ(kinds.num_parameters, inputs.size()) << path;
+      DestroyExecutable(executable);
+    }
+    std::vector<PJRT_Buffer*> arguments;
+    for (const HostInput& input : inputs) {
+      PJRT_Buffer* buffer = Upload(input.bytes.data(), input.type, input.dims,
+                                   Devices()[device]);
+      if (buffer != nullptr) arguments.push_back(buffer);
+    }
+    Outcome outcome =
+        arguments.size() == inputs.size()
+            ? RunAndCompare(loaded, checks, arguments)
+            : Outcome{Outcome::kFailed, "BufferFromHostBuffer failed"};
+    DestroyBuffers(arguments);
     DestroyLoadedExecutable(loaded);
     return outcome;
   }
 
+  void RunTestdata(const std::string& shared, bool inputs_as_arguments);
+
   Outcome RunAndCompare(PJRT_LoadedExecutable* loaded,
-                        const std::vector<PairCheck>& checks) {
-    ExecuteResult result = Execute(loaded, {{}});
+                        const std::vector<PairCheck>& checks,
+                        const std::vector<PJRT_Buffer*>& arguments = {}) {
+    ExecuteResult result = Execute(loaded, {arguments});
     if (result.error.code != PJRT_Error_Code_OK) {
       return {Outcome::kFailed, "execute: " + Describe(result.error)};
     }
@@ -314,6 +476,16 @@ module @jit_main {
 
 TEST_F(CorpusThroughCApiTest, Testdata) {
   KILN_REQUIRE_SHARED_DIR(shared);
+  RunTestdata(shared, /*inputs_as_arguments=*/false);
+}
+
+TEST_F(CorpusThroughCApiTest, TestdataWithInputsAsArguments) {
+  KILN_REQUIRE_SHARED_DIR(shared);
+  RunTestdata(shared, /*inputs_as_arguments=*/true);
+}
+
+void CorpusThroughCApiTest::RunTestdata(const std::string& shared,
+                                        bool inputs_as_arguments) {
   // The top folder only: dynamic/ has no checks, quantized/ uses types
   // PJRT buffers cannot hold.
   std::vector<std::string> files;
@@ -332,7 +504,7 @@ TEST_F(CorpusThroughCApiTest, Testdata) {
   for (int w = 0; w < device_count_; ++w) {
     workers.emplace_back([&, w] {
       for (size_t i = next++; i < files.size(); i = next++) {
-        outcomes[i] = RunFile(files[i], w);
+        outcomes[i] = RunFile(files[i], w, inputs_as_arguments);
       }
     });
   }
@@ -363,8 +535,12 @@ TEST_F(CorpusThroughCApiTest, Testdata) {
           break;
         }
         // Allowed only when the compiler fails it too, run as `kiln check`
-        // runs it.
-        std::vector<check::CaseResult> direct = check::RunCorpusFile(files[i]);
+        // runs it (without folding when the inputs were arguments: then
+        // nothing folds through the C API either).
+        check::CorpusOptions direct_options;
+        direct_options.fold_constants = !inputs_as_arguments;
+        std::vector<check::CaseResult> direct =
+            check::RunCorpusFile(files[i], direct_options);
         bool direct_passes =
             !direct.empty() &&
             std::all_of(direct.begin(), direct.end(), [](const auto& r) {
@@ -383,9 +559,10 @@ TEST_F(CorpusThroughCApiTest, Testdata) {
     }
   }
   std::printf(
-      "testdata through the C API: %d passed, %d failed, %d skipped of %zu "
+      "testdata through the C API%s: %d passed, %d failed, %d skipped of %zu "
       "(%d workers, %.1f s)\n",
-      passed, failed, skipped, files.size(), device_count_, seconds);
+      inputs_as_arguments ? " (inputs as arguments)" : "", passed, failed,
+      skipped, files.size(), device_count_, seconds);
   EXPECT_EQ(unexpected, 0);
   EXPECT_GT(passed, 0);
 }
