@@ -73,8 +73,12 @@ bool ComparisonFor(const std::string& target, const ir::Operation& op,
       comparison->min_ulps = static_cast<uint64_t>(min.int_value());
     }
   } else if (target == "check.expect_almost_eq") {
+    // The custom call of testdata/ allows 1e-3; the check dialect's op
+    // (math/) its attribute, else 1e-4.
     *comparison = {.mode = Mode::kAbsolute,
-                   .tolerance = check::kExpectAlmostEqTolerance};
+                   .tolerance = op.is(ir::OpCode::kCustomCall)
+                                    ? check::kExpectAlmostEqTolerance
+                                    : check::kCheckOpDefaultTolerance};
     ir::Attribute tolerance = op.GetAttr("tolerance");
     if (tolerance.is(ir::AttrKind::kFloat)) {
       comparison->tolerance = tolerance.float_value();
@@ -83,6 +87,21 @@ bool ComparisonFor(const std::string& target, const ir::Operation& op,
     return false;
   }
   return true;
+}
+
+// The check an op makes: the target of a `stablehlo.custom_call
+// @check.*` (testdata/) or the name of a `check` dialect op (math/); ""
+// for other ops.
+std::string CheckTarget(const ir::Operation& op) {
+  if (op.is(ir::OpCode::kCustomCall)) {
+    ir::Attribute target = op.GetAttr("call_target_name");
+    if (target.is(ir::AttrKind::kString) &&
+        target.string_value().rfind("check.", 0) == 0) {
+      return target.string_value();
+    }
+    return "";
+  }
+  return op.dialect() == "check" ? op.name() : "";
 }
 
 // Rewrites @main: its check custom calls go, their operands become its
@@ -100,15 +119,13 @@ std::vector<PairCheck> ReturnCheckedPairs(ir::Module& module,
   std::vector<ir::Value*> returned;
   for (size_t i = 0; i < body.operations().size();) {
     const ir::Operation& op = *body.operations()[i];
-    ir::Attribute target = op.GetAttr("call_target_name");
-    if (op.name() != "stablehlo.custom_call" ||
-        !target.is(ir::AttrKind::kString) ||
-        target.string_value().rfind("check.", 0) != 0) {
+    std::string target = CheckTarget(op);
+    if (target.empty()) {
       ++i;
       continue;
     }
     PairCheck pair;
-    pair.target = target.string_value();
+    pair.target = target;
     if (!ComparisonFor(pair.target, op, &pair.comparison)) {
       *why = "unknown check @" + pair.target;
       return {};
@@ -134,11 +151,7 @@ std::vector<PairCheck> ReturnCheckedPairs(ir::Module& module,
   // Checks nested in regions (none in testdata) would stay behind.
   bool nested = false;
   main->Walk([&](ir::Operation& op) {
-    ir::Attribute target = op.GetAttr("call_target_name");
-    if (target.is(ir::AttrKind::kString) &&
-        target.string_value().rfind("check.", 0) == 0) {
-      nested = true;
-    }
+    if (!CheckTarget(op).empty()) nested = true;
   });
   if (nested) {
     *why = "a check inside a region";
@@ -356,7 +369,11 @@ class CorpusThroughCApiTest : public PluginTest {
     return outcome;
   }
 
-  void RunTestdata(const std::string& shared, bool inputs_as_arguments);
+  // Runs every file of corpus/stablehlo/<folder> (testdata/ without its
+  // dynamic/ and quantized/ parts) and checks that each failure is one
+  // `kiln check` shares or a listed one.
+  void RunFolder(const std::string& shared, const std::string& folder,
+                 bool inputs_as_arguments);
 
   Outcome RunAndCompare(PJRT_LoadedExecutable* loaded,
                         const std::vector<PairCheck>& checks,
@@ -476,21 +493,29 @@ module @jit_main {
 
 TEST_F(CorpusThroughCApiTest, Testdata) {
   KILN_REQUIRE_SHARED_DIR(shared);
-  RunTestdata(shared, /*inputs_as_arguments=*/false);
+  RunFolder(shared, "testdata", /*inputs_as_arguments=*/false);
 }
 
 TEST_F(CorpusThroughCApiTest, TestdataWithInputsAsArguments) {
   KILN_REQUIRE_SHARED_DIR(shared);
-  RunTestdata(shared, /*inputs_as_arguments=*/true);
+  RunFolder(shared, "testdata", /*inputs_as_arguments=*/true);
 }
 
-void CorpusThroughCApiTest::RunTestdata(const std::string& shared,
-                                        bool inputs_as_arguments) {
-  // The top folder only: dynamic/ has no checks, quantized/ uses types
-  // PJRT buffers cannot hold.
+// math/: accuracy tests of elementary functions, checked with the check
+// dialect's expect_close (3 ULP).
+TEST_F(CorpusThroughCApiTest, Math) {
+  KILN_REQUIRE_SHARED_DIR(shared);
+  RunFolder(shared, "math", /*inputs_as_arguments=*/false);
+}
+
+void CorpusThroughCApiTest::RunFolder(const std::string& shared,
+                                      const std::string& folder,
+                                      bool inputs_as_arguments) {
+  // testdata/'s top folder only: dynamic/ has no checks, quantized/ uses
+  // types PJRT buffers cannot hold.
   std::vector<std::string> files;
   for (const std::string& file :
-       ListFiles(shared + "/corpus/stablehlo/testdata", ".mlir")) {
+       ListFiles(shared + "/corpus/stablehlo/" + folder, ".mlir")) {
     if (file.find("/testdata/dynamic/") == std::string::npos &&
         file.find("/testdata/quantized/") == std::string::npos) {
       files.push_back(file);
@@ -559,9 +584,10 @@ void CorpusThroughCApiTest::RunTestdata(const std::string& shared,
     }
   }
   std::printf(
-      "testdata through the C API%s: %d passed, %d failed, %d skipped of %zu "
+      "%s through the C API%s: %d passed, %d failed, %d skipped of %zu "
       "(%d workers, %.1f s)\n",
-      inputs_as_arguments ? " (inputs as arguments)" : "", passed, failed,
+      folder.c_str(), inputs_as_arguments ? " (inputs as arguments)" : "",
+      passed, failed,
       skipped, files.size(), device_count_, seconds);
   EXPECT_EQ(unexpected, 0);
   EXPECT_GT(passed, 0);
