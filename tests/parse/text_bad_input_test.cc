@@ -177,5 +177,18 @@ TEST(TextBadInput, RejectsStrayBytesAndUnterminatedStrings) {
               "bad.mlir:1:12:", "invalid hex digit");
 }
 
+// Quantized storage is at most 32 bits wide, as in MLIR's quant dialect; a
+// 64-bit storage type once overflowed computing its default range (UBSan,
+// fuzz find tests/parse/fuzz_regressions/ubsan_45301647.mlir).
+TEST(TextBadInput, RejectsQuantizedStorageWiderThan32Bits) {
+  ExpectError("#a = 1 : tensor<!quant.uniform<i64:f32, 1.0>>",
+              "bad.mlir:1:", "invalid quantized storage type 'i64'");
+  ExpectError("func.func @f(%a: tensor<!quant.uniform<u64:f32, 1.0>>) {\n}",
+              "bad.mlir:1:", "invalid quantized storage type");
+  StatusOr<ir::Type> widest =
+      parse::ParseTextType("!quant.uniform<i32:f32, 1.0>");
+  EXPECT_TRUE(widest.ok()) << widest.status().ToString();
+}
+
 }  // namespace
 }  // namespace kiln

@@ -3,6 +3,8 @@
 // positioned error, and what parses must print and parse back unchanged.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "base/file.h"
 #include "ir/printer.h"
 #include "parse/text/parser.h"
@@ -16,6 +18,7 @@ TEST(TextFuzzRegressions, EveryCrashInputNowParsesOrFailsCleanly) {
       std::string(KILN_SOURCE_DIR) + "/tests/parse/fuzz_regressions";
   std::vector<std::string> files = testing::ListFiles(dir, ".mlir");
   ASSERT_FALSE(files.empty()) << "no regression inputs under " << dir;
+  int rejected = 0, round_tripped = 0;
   for (const std::string& path : files) {
     SCOPED_TRACE(path);
     StatusOr<std::string> text = ReadFile(path);
@@ -25,6 +28,9 @@ TEST(TextFuzzRegressions, EveryCrashInputNowParsesOrFailsCleanly) {
     if (!module.ok()) {
       EXPECT_EQ(module.status().message().substr(0, 10), "fuzz.mlir:")
           << module.status().ToString();
+      std::printf("%s: %s\n", path.substr(path.rfind('/') + 1).c_str(),
+                  module.status().ToString().c_str());
+      ++rejected;
       continue;
     }
     for (bool generic : {false, true}) {
@@ -37,7 +43,10 @@ TEST(TextFuzzRegressions, EveryCrashInputNowParsesOrFailsCleanly) {
       std::string why;
       EXPECT_TRUE(ir::StructurallyEqual(**module, **again, true, &why)) << why;
     }
+    ++round_tripped;
   }
+  std::printf("text fuzz regressions: %zu inputs, %d round-trip, %d rejected\n",
+              files.size(), round_tripped, rejected);
 }
 
 }  // namespace

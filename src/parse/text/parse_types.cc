@@ -364,8 +364,11 @@ StatusOr<ir::Type> Parser::ParseQuantizedTypeBody() {
   if (name.size() > 1 && name[0] == 'u' && name[1] != 'i')
     name = "ui" + name.substr(1);
   std::optional<ir::ElementType> storage_type = ir::ParseElementTypeName(name);
+  // MLIR's quant dialect stores at most 32 bits (wider ones would also
+  // overflow the storage range computed below).
   if (!storage_type || !ir::IsInteger(*storage_type) ||
-      *storage_type == ir::ElementType::kIndex) {
+      *storage_type == ir::ElementType::kIndex ||
+      ir::BitWidth(*storage_type) > 32) {
     return Error(StrCat("invalid quantized storage type ", Describe(storage),
                         " (expected i2..i32 or u2..u32)"));
   }
