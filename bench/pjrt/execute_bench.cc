@@ -309,9 +309,9 @@ void BM_Compile(benchmark::State& state, const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (const char* model : {"searchless_chess_9m.mlir",
-                            "searchless_chess_9m.mlir.bc",
-                            "jax_resnet_50.mlir"}) {
+  for (const char* model :
+       {"searchless_chess_9m.mlir", "searchless_chess_9m.mlir.bc",
+        "jax_resnet_50.mlir"}) {
     std::string path = SharedDir() + "/corpus/models/" + model;
     benchmark::RegisterBenchmark(
         (std::string("BM_Compile/") + model).c_str(),

@@ -70,7 +70,8 @@ class ExecuteBadInputTest : public PluginTest {
                        PJRT_Device* execute_device = nullptr,
                        PJRT_LoadedExecutable* loaded = nullptr) {
     std::vector<std::vector<PJRT_Buffer*>> outputs(
-        std::max<size_t>(num_devices, 1), std::vector<PJRT_Buffer*>(4, nullptr));
+        std::max<size_t>(num_devices, 1),
+        std::vector<PJRT_Buffer*>(4, nullptr));
     std::vector<PJRT_Buffer**> output_lists;
     for (auto& list : outputs) output_lists.push_back(list.data());
     std::vector<PJRT_Event*> events(std::max<size_t>(num_devices, 1), nullptr);
@@ -185,8 +186,8 @@ TEST_F(ExecuteBadInputTest, BufferOfAnotherClient) {
   AwaitAndDestroy(upload.done_with_host_buffer);
   ErrorInfo info = ExecuteWith({a_, upload.buffer});
   EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT) << Describe(info);
-  EXPECT_TRUE(MentionsAny(info.message, {"another client", "other client",
-                                         "different client"}));
+  EXPECT_TRUE(MentionsAny(
+      info.message, {"another client", "other client", "different client"}));
   DestroyBuffer(upload.buffer);
   DestroyClient(other);
 }
@@ -253,8 +254,8 @@ TEST_F(ExecuteBadInputTest, ExecuteDeviceOfAnotherClient) {
   PJRT_Buffer* const* list = arguments.data();
   ErrorInfo info = RawExecute(&list, 1, 2, true, Devices(other)[0]);
   EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT) << Describe(info);
-  EXPECT_TRUE(MentionsAny(info.message, {"another client", "other client",
-                                         "different client"}));
+  EXPECT_TRUE(MentionsAny(
+      info.message, {"another client", "other client", "different client"}));
   DestroyClient(other);
 }
 
@@ -329,8 +330,8 @@ TEST_F(ExecuteBadInputTest, ExecutableOfAnotherClient) {
   PJRT_Buffer* const* list = arguments.data();
   ErrorInfo info = RawExecute(&list, 1, 2, true, nullptr, foreign);
   EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT) << Describe(info);
-  EXPECT_TRUE(MentionsAny(info.message, {"another client", "other client",
-                                         "different client"}));
+  EXPECT_TRUE(MentionsAny(
+      info.message, {"another client", "other client", "different client"}));
   DestroyLoadedExecutable(foreign);
   DestroyClient(other);
 }
@@ -350,8 +351,8 @@ TEST_F(ExecuteBadInputTest, OlderCallersSmallerStructs) {
   std::memset(&options.context, 0xab,
               sizeof(options) - offsetof(PJRT_ExecuteOptions, context));
   auto args = KILN_ARGS(PJRT_LoadedExecutable_Execute_Args);
-  args.struct_size = offsetof(PJRT_LoadedExecutable_Execute_Args,
-                              execute_device);
+  args.struct_size =
+      offsetof(PJRT_LoadedExecutable_Execute_Args, execute_device);
   args.executable = loaded_;
   args.options = &options;
   args.argument_lists = &list;
@@ -441,8 +442,8 @@ TEST_F(CompileBadInputTest, UnknownFormat) {
 
 TEST_F(CompileBadInputTest, TextThatDoesNotParse) {
   PJRT_LoadedExecutable* loaded = nullptr;
-  ErrorInfo info = TryCompile("func.func @main( -> {", JaxCompileOptions(),
-                              &loaded);
+  ErrorInfo info =
+      TryCompile("func.func @main( -> {", JaxCompileOptions(), &loaded);
   EXPECT_EQ(info.code, PJRT_Error_Code_INVALID_ARGUMENT) << Describe(info);
   EXPECT_FALSE(info.message.empty());
   EXPECT_EQ(loaded, nullptr);

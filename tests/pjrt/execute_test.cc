@@ -66,12 +66,14 @@ class ExecuteTest : public PluginTest {
   void IncreaseExternalReferences(PJRT_Buffer* buffer) {
     auto args = KILN_ARGS(PJRT_Buffer_IncreaseExternalReferenceCount_Args);
     args.buffer = buffer;
-    PJRT_EXPECT_OK(api_, api_->PJRT_Buffer_IncreaseExternalReferenceCount(&args));
+    PJRT_EXPECT_OK(api_,
+                   api_->PJRT_Buffer_IncreaseExternalReferenceCount(&args));
   }
   void DecreaseExternalReferences(PJRT_Buffer* buffer) {
     auto args = KILN_ARGS(PJRT_Buffer_DecreaseExternalReferenceCount_Args);
     args.buffer = buffer;
-    PJRT_EXPECT_OK(api_, api_->PJRT_Buffer_DecreaseExternalReferenceCount(&args));
+    PJRT_EXPECT_OK(api_,
+                   api_->PJRT_Buffer_DecreaseExternalReferenceCount(&args));
   }
 
   std::string Serialize(PJRT_LoadedExecutable* loaded) {
@@ -629,8 +631,7 @@ func.func public @main(%arg0: tensor<f32>) -> tensor<1048576x1048576x32xf32> {
     return;
   }
   float one = 1;
-  PJRT_Buffer* scalar =
-      Upload(&one, PJRT_Buffer_Type_F32, {}, Devices()[0]);
+  PJRT_Buffer* scalar = Upload(&one, PJRT_Buffer_Type_F32, {}, Devices()[0]);
   ExecuteResult result = Execute(loaded, {{scalar}});
   if (result.error.code != PJRT_Error_Code_OK) {
     EXPECT_EQ(result.error.code, PJRT_Error_Code_RESOURCE_EXHAUSTED)
@@ -751,8 +752,8 @@ func.func public @main(%arg0: tensor<ui32>) -> tensor<ui32> {
   auto logical =
       KILN_ARGS(PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args);
   logical.executable = loaded;
-  PJRT_EXPECT_OK(api_,
-                 api_->PJRT_LoadedExecutable_AddressableDeviceLogicalIds(&logical));
+  PJRT_EXPECT_OK(
+      api_, api_->PJRT_LoadedExecutable_AddressableDeviceLogicalIds(&logical));
   ASSERT_EQ(logical.num_addressable_device_logical_ids, 4u);
   for (int r = 0; r < 4; ++r) {
     EXPECT_EQ(logical.addressable_device_logical_ids[r].replica, r);
@@ -798,8 +799,7 @@ TEST_F(ExecuteFourDevicesTest, EightThreadsOnFourDevices) {
       PJRT_LoadedExecutable* loaded = shared;
       PJRT_Device* execute_device = device;
       if (t % 2 == 0) {
-        loaded = Compile(kMultiplyAdd,
-                         JaxCompileOptions(1, 1, false, {t % 4}));
+        loaded = Compile(kMultiplyAdd, JaxCompileOptions(1, 1, false, {t % 4}));
         execute_device = nullptr;
         if (loaded == nullptr) {
           ++failures;

@@ -124,8 +124,8 @@ class JaxReplayTest : public PluginTest {
     auto topology_attributes =
         KILN_ARGS(PJRT_TopologyDescription_Attributes_Args);
     topology_attributes.topology = topology.topology;
-    PJRT_ASSERT_OK(api_, api_->PJRT_TopologyDescription_Attributes(
-                             &topology_attributes));
+    PJRT_ASSERT_OK(
+        api_, api_->PJRT_TopologyDescription_Attributes(&topology_attributes));
 
     auto version = KILN_ARGS(PJRT_Client_PlatformVersion_Args);
     version.client = client_;
@@ -134,9 +134,9 @@ class JaxReplayTest : public PluginTest {
     name.client = client_;
     PJRT_ASSERT_OK(api_, api_->PJRT_Client_PlatformName(&name));
     // The topology describes the same platform as the client.
-    EXPECT_EQ(Str(name.platform_name, name.platform_name_size),
-              Str(topology_name.platform_name,
-                  topology_name.platform_name_size));
+    EXPECT_EQ(
+        Str(name.platform_name, name.platform_name_size),
+        Str(topology_name.platform_name, topology_name.platform_name_size));
     EXPECT_EQ(Str(version.platform_version, version.platform_version_size),
               Str(topology_version.platform_version,
                   topology_version.platform_version_size));
@@ -235,19 +235,21 @@ class JaxReplayTest : public PluginTest {
 
     auto addressable = KILN_ARGS(PJRT_LoadedExecutable_AddressableDevices_Args);
     addressable.executable = loaded;
-    PJRT_EXPECT_OK(api_,
-                   api_->PJRT_LoadedExecutable_AddressableDevices(&addressable));
-    EXPECT_EQ(std::vector<PJRT_Device*>(addressable.addressable_devices,
-                                        addressable.addressable_devices +
-                                            addressable.num_addressable_devices),
-              expected_devices);
+    PJRT_EXPECT_OK(
+        api_, api_->PJRT_LoadedExecutable_AddressableDevices(&addressable));
+    EXPECT_EQ(
+        std::vector<PJRT_Device*>(addressable.addressable_devices,
+                                  addressable.addressable_devices +
+                                      addressable.num_addressable_devices),
+        expected_devices);
 
     if (api_->PJRT_LoadedExecutable_AddressableDeviceLogicalIds != nullptr) {
       auto logical =
           KILN_ARGS(PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args);
       logical.executable = loaded;
-      PJRT_EXPECT_OK(api_, api_->PJRT_LoadedExecutable_AddressableDeviceLogicalIds(
-                               &logical));
+      PJRT_EXPECT_OK(
+          api_,
+          api_->PJRT_LoadedExecutable_AddressableDeviceLogicalIds(&logical));
       // An empty list is allowed; otherwise one entry per device.
       if (logical.num_addressable_device_logical_ids != 0) {
         EXPECT_EQ(logical.num_addressable_device_logical_ids,
@@ -257,10 +259,11 @@ class JaxReplayTest : public PluginTest {
 
     auto assignment = KILN_ARGS(PJRT_LoadedExecutable_GetDeviceAssignment_Args);
     assignment.executable = loaded;
-    PJRT_EXPECT_OK(api_,
-                   api_->PJRT_LoadedExecutable_GetDeviceAssignment(&assignment));
-    EXPECT_EQ(Str(assignment.serialized_bytes, assignment.serialized_bytes_size),
-              expected_assignment);
+    PJRT_EXPECT_OK(
+        api_, api_->PJRT_LoadedExecutable_GetDeviceAssignment(&assignment));
+    EXPECT_EQ(
+        Str(assignment.serialized_bytes, assignment.serialized_bytes_size),
+        expected_assignment);
     // The deleter is called unconditionally, even for zero bytes.
     EXPECT_NE(assignment.serialized_device_assignment_deleter, nullptr);
     if (assignment.serialized_device_assignment_deleter != nullptr) {
@@ -434,11 +437,10 @@ class JaxReplayTest : public PluginTest {
     for (PJRT_Device* device : devices) {
       size_t d = 0;
       while (devices_[d] != device) ++d;
-      arguments.push_back(
-          {PutAsJax(kX.data(), PJRT_Buffer_Type_F32, {2, 3},
-                    default_memories_[d]),
-           PutAsJax(kY.data(), PJRT_Buffer_Type_F32, {3, 2},
-                    default_memories_[d])});
+      arguments.push_back({PutAsJax(kX.data(), PJRT_Buffer_Type_F32, {2, 3},
+                                    default_memories_[d]),
+                           PutAsJax(kY.data(), PJRT_Buffer_Type_F32, {3, 2},
+                                    default_memories_[d])});
     }
     ExecuteResult result = Execute(loaded, arguments, execute_device);
     ASSERT_EQ(result.error.code, PJRT_Error_Code_OK) << Describe(result.error);
@@ -498,12 +500,11 @@ TEST_F(JaxReplayTest, JitOfTextProgramOnOneDevice) {
   EXPECT_EQ(QueryAsJax(loaded, {devices_[0]}, kOneByOneOnDeviceZero), 3u);
   EXPECT_EQ(last_replicas_, 1u);
   EXPECT_EQ(last_partitions_, 1u);
-  EXPECT_EQ(last_types_,
-            (std::vector<PJRT_Buffer_Type>{PJRT_Buffer_Type_F32,
-                                           PJRT_Buffer_Type_F32,
-                                           PJRT_Buffer_Type_S32}));
-  EXPECT_EQ(last_dims_, (std::vector<std::vector<int64_t>>{
-                            {2, 2}, {2, 3}, {2, 2}}));
+  EXPECT_EQ(last_types_, (std::vector<PJRT_Buffer_Type>{PJRT_Buffer_Type_F32,
+                                                        PJRT_Buffer_Type_F32,
+                                                        PJRT_Buffer_Type_S32}));
+  EXPECT_EQ(last_dims_,
+            (std::vector<std::vector<int64_t>>{{2, 2}, {2, 3}, {2, 2}}));
   EXPECT_FALSE(last_name_.empty());
   RunJitProgram(loaded, {devices_[0]}, nullptr);
   // A second call of the same executable, as a jitted function is reused.
@@ -550,8 +551,7 @@ TEST_F(JaxReplayTest, OnDemandQueries) {
   PJRT_EXPECT_OK(api_, api_->PJRT_Executable_ParameterMemoryKinds(&kinds));
   ASSERT_EQ(kinds.num_parameters, 2u);
   for (size_t i = 0; i < kinds.num_parameters; ++i) {
-    EXPECT_EQ(Str(kinds.memory_kinds[i], kinds.memory_kind_sizes[i]),
-              "device");
+    EXPECT_EQ(Str(kinds.memory_kinds[i], kinds.memory_kind_sizes[i]), "device");
   }
 
   auto code_size = KILN_ARGS(PJRT_Executable_SizeOfGeneratedCodeInBytes_Args);
@@ -636,10 +636,8 @@ TEST_F(JaxReplayTest, CompilesPortableArtifactFromTheCorpus) {
   ASSERT_NE(loaded, nullptr);
   // @main(95 weights and a 33x79 i32 board) -> tensor<33x79x128xf32>.
   EXPECT_EQ(QueryAsJax(loaded, {devices_[0]}, kOneByOneOnDeviceZero), 1u);
-  EXPECT_EQ(last_types_,
-            std::vector<PJRT_Buffer_Type>{PJRT_Buffer_Type_F32});
-  EXPECT_EQ(last_dims_,
-            (std::vector<std::vector<int64_t>>{{33, 79, 128}}));
+  EXPECT_EQ(last_types_, std::vector<PJRT_Buffer_Type>{PJRT_Buffer_Type_F32});
+  EXPECT_EQ(last_dims_, (std::vector<std::vector<int64_t>>{{33, 79, 128}}));
   DestroyLoadedExecutable(loaded);
   DestroyClientAsJax();
 }
@@ -718,8 +716,8 @@ TEST_F(JaxReplayTest, FourReplicasInOneExecute) {
   auto logical =
       KILN_ARGS(PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args);
   logical.executable = loaded;
-  PJRT_EXPECT_OK(api_,
-                 api_->PJRT_LoadedExecutable_AddressableDeviceLogicalIds(&logical));
+  PJRT_EXPECT_OK(
+      api_, api_->PJRT_LoadedExecutable_AddressableDeviceLogicalIds(&logical));
   ASSERT_EQ(logical.num_addressable_device_logical_ids, 4u);
   for (int r = 0; r < 4; ++r) {
     EXPECT_EQ(logical.addressable_device_logical_ids[r].replica, r);

@@ -230,8 +230,8 @@ std::string JaxCompileOptions(int replicas, int partitions, bool portable,
       auto* row = assignment->add_computation_devices();
       for (int r = 0; r < replicas; ++r) {
         int64_t index = int64_t{p} * replicas + r;
-        row->add_replica_device_ids(
-            device_ids.empty() ? index : device_ids[index]);
+        row->add_replica_device_ids(device_ids.empty() ? index
+                                                       : device_ids[index]);
       }
     }
   }
@@ -254,8 +254,7 @@ std::string ReadFileOrFail(const std::string& path) {
 ErrorInfo PluginTest::TryCompile(std::string_view code,
                                  const std::string& options,
                                  PJRT_LoadedExecutable** executable,
-                                 std::string_view format,
-                                 PJRT_Client* client) {
+                                 std::string_view format, PJRT_Client* client) {
   auto program = KILN_ARGS(PJRT_Program);
   // The C API takes a mutable pointer but only reads the program.
   program.code = const_cast<char*>(code.data());
@@ -387,7 +386,8 @@ ErrorInfo PluginTest::TryDownload(PJRT_Buffer* buffer,
   info = TakeError(api_, api_->PJRT_Buffer_ToHostBuffer(&args));
   if (info.code != PJRT_Error_Code_OK) return info;
   if (args.event == nullptr) {
-    return ErrorInfo{PJRT_Error_Code_INTERNAL, "ToHostBuffer gave no event", {}};
+    return ErrorInfo{
+        PJRT_Error_Code_INTERNAL, "ToHostBuffer gave no event", {}};
   }
   return AwaitAndDestroy(args.event);
 }

@@ -114,10 +114,9 @@ class PluginTest : public ::testing::Test {
                        std::string_view format = "mlir",
                        PJRT_Client* client = nullptr);
   // As TryCompile; fails the test (and returns null) on error.
-  PJRT_LoadedExecutable* Compile(std::string_view code,
-                                 const std::string& options =
-                                     JaxCompileOptions(),
-                                 PJRT_Client* client = nullptr);
+  PJRT_LoadedExecutable* Compile(
+      std::string_view code, const std::string& options = JaxCompileOptions(),
+      PJRT_Client* client = nullptr);
   // LoadedExecutable_GetExecutable (the caller destroys the result).
   PJRT_Executable* GetExecutable(PJRT_LoadedExecutable* loaded);
   void DestroyExecutable(PJRT_Executable* executable);

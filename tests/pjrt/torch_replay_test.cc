@@ -168,8 +168,8 @@ TEST_F(TorchReplayTest, HloProgramsAreRefusedAsUnimplemented) {
   for (const char* format : {"hlo", "hlo_with_config"}) {
     SCOPED_TRACE(format);
     PJRT_LoadedExecutable* loaded = nullptr;
-    ErrorInfo info = TryCompile(hlo_module, JaxCompileOptions(kDevices, 1),
-                                &loaded, format);
+    ErrorInfo info =
+        TryCompile(hlo_module, JaxCompileOptions(kDevices, 1), &loaded, format);
     EXPECT_EQ(info.code, PJRT_Error_Code_UNIMPLEMENTED) << Describe(info);
     EXPECT_NE(info.message.find("StableHLO"), std::string::npos)
         << info.message;
@@ -199,8 +199,8 @@ TEST_F(TorchReplayTest, CompileOptionsComeBackAsGiven) {
   args.executable = executable;
   PJRT_EXPECT_OK(api_, api_->PJRT_Executable_GetCompileOptions(&args));
   xla::CompileOptionsProto proto;
-  ASSERT_TRUE(proto.ParseFromArray(args.serialized_bytes,
-                                   static_cast<int>(args.serialized_bytes_size)));
+  ASSERT_TRUE(proto.ParseFromArray(
+      args.serialized_bytes, static_cast<int>(args.serialized_bytes_size)));
   EXPECT_EQ(proto.executable_build_options().num_replicas(), kDevices);
   EXPECT_EQ(proto.executable_build_options().num_partitions(), 1);
   const auto& assignment = proto.executable_build_options().device_assignment();
@@ -221,7 +221,8 @@ TEST_F(TorchReplayTest, PersistentCacheRoundTrip) {
   serialize.executable = executable;
   PJRT_ASSERT_OK(api_, api_->PJRT_Executable_Serialize(&serialize));
   ASSERT_GT(serialize.serialized_bytes_size, 0u);
-  std::string bytes(serialize.serialized_bytes, serialize.serialized_bytes_size);
+  std::string bytes(serialize.serialized_bytes,
+                    serialize.serialized_bytes_size);
   ASSERT_NE(serialize.serialized_executable_deleter, nullptr);
   serialize.serialized_executable_deleter(serialize.serialized_executable);
   DestroyExecutable(executable);
@@ -245,7 +246,8 @@ TEST_F(TorchReplayTest, PersistentCacheRoundTrip) {
   PJRT_ASSERT_OK(api_, api_->PJRT_Executable_GetCompileOptions(&options));
   std::string serialized_options(options.serialized_bytes,
                                  options.serialized_bytes_size);
-  options.serialized_compile_options_deleter(options.serialized_compile_options);
+  options.serialized_compile_options_deleter(
+      options.serialized_compile_options);
   auto load = KILN_ARGS(PJRT_Client_Load_Args);
   load.client = client_;
   load.executable = unloaded;

@@ -340,8 +340,8 @@ class CorpusThroughCApiTest : public PluginTest {
     std::string program = ir::PrintModule(**module);
 
     PJRT_LoadedExecutable* loaded = nullptr;
-    ErrorInfo compiled = TryCompile(
-        program, JaxCompileOptions(1, 1, false, {device}), &loaded);
+    ErrorInfo compiled =
+        TryCompile(program, JaxCompileOptions(1, 1, false, {device}), &loaded);
     if (compiled.code != PJRT_Error_Code_OK) {
       return {Outcome::kFailed, "compile: " + Describe(compiled)};
     }
@@ -356,8 +356,8 @@ class CorpusThroughCApiTest : public PluginTest {
     }
     std::vector<PJRT_Buffer*> arguments;
     for (const HostInput& input : inputs) {
-      PJRT_Buffer* buffer = Upload(input.bytes.data(), input.type, input.dims,
-                                   Devices()[device]);
+      PJRT_Buffer* buffer =
+          Upload(input.bytes.data(), input.type, input.dims, Devices()[device]);
       if (buffer != nullptr) arguments.push_back(buffer);
     }
     Outcome outcome =
@@ -477,8 +477,7 @@ module @jit_main {
   // Only the close pair: passes.
   auto close_only = parse::ParseModule(kProgram, "runner_test.mlir");
   ASSERT_TRUE(close_only.ok());
-  ir::Block& body =
-      ir::func::Body(*(*close_only)->LookupFunction("main"));
+  ir::Block& body = ir::func::Body(*(*close_only)->LookupFunction("main"));
   // Drop the last two checks (the ops before the return).
   body.Remove(body.operations().size() - 2);
   body.Remove(body.operations().size() - 2);
@@ -534,9 +533,9 @@ void CorpusThroughCApiTest::RunFolder(const std::string& shared,
     });
   }
   for (std::thread& worker : workers) worker.join();
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
 
   int passed = 0, failed = 0, skipped = 0, unexpected = 0;
   for (size_t i = 0; i < files.size(); ++i) {
@@ -587,8 +586,7 @@ void CorpusThroughCApiTest::RunFolder(const std::string& shared,
       "%s through the C API%s: %d passed, %d failed, %d skipped of %zu "
       "(%d workers, %.1f s)\n",
       folder.c_str(), inputs_as_arguments ? " (inputs as arguments)" : "",
-      passed, failed,
-      skipped, files.size(), device_count_, seconds);
+      passed, failed, skipped, files.size(), device_count_, seconds);
   EXPECT_EQ(unexpected, 0);
   EXPECT_GT(passed, 0);
 }
