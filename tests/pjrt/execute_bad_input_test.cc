@@ -400,6 +400,62 @@ TEST_F(CompileBadInputTest, AssignmentToADeviceThatDoesNotExist) {
   EXPECT_EQ(loaded, nullptr);
 }
 
+// jax's jit over arrays sharded across two devices: num_partitions 2 and
+// arguments split in halves, which only an SPMD partitioner can run (each
+// device gets an f32[2] shard of the f32[4] the program names). Without
+// one, the compile must say so, rather than succeed and fail every
+// Execute over shapes.
+class CompileTwoDevicesTest : public PluginTest {
+ protected:
+  CompileTwoDevicesTest() : PluginTest(2) {}
+};
+
+TEST_F(CompileTwoDevicesTest, ShardedProgramsWithoutPartitionerAreRefused) {
+  constexpr char kSharded[] = R"mlir(
+module @jit_f attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4xf32> {mhlo.sharding = "{devices=[2]<=[2]}"}) -> (tensor<4xf32> {mhlo.sharding = "{devices=[2]<=[2]}"}) {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+)mlir";
+  PJRT_LoadedExecutable* loaded = nullptr;
+  ErrorInfo info = TryCompile(kSharded, JaxCompileOptions(1, 2), &loaded);
+  EXPECT_EQ(info.code, PJRT_Error_Code_UNIMPLEMENTED) << Describe(info);
+  EXPECT_TRUE(MentionsAny(info.message, {"shard", "partition"}));
+  EXPECT_EQ(loaded, nullptr);
+  if (loaded != nullptr) DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(CompileTwoDevicesTest, ReplicatedShardingsRunOnEveryPartition) {
+  // The same program with every value replicated: each partition computes
+  // the whole result, so two partitions need no partitioner.
+  constexpr char kReplicated[] = R"mlir(
+module @jit_f attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4xf32> {mhlo.sharding = "{replicated}"}) -> (tensor<4xf32> {mhlo.sharding = "{replicated}"}) {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+)mlir";
+  PJRT_LoadedExecutable* loaded = Compile(kReplicated, JaxCompileOptions(1, 2));
+  ASSERT_NE(loaded, nullptr);
+  std::vector<PJRT_Device*> devices = Devices();
+  std::vector<std::vector<PJRT_Buffer*>> arguments = {
+      {UploadF32({1, 2, 3, 4}, {4}, devices[0])},
+      {UploadF32({1, 2, 3, 4}, {4}, devices[1])}};
+  ExecuteResult result = Execute(loaded, arguments);
+  ASSERT_EQ(result.error.code, PJRT_Error_Code_OK) << Describe(result.error);
+  for (int d = 0; d < 2; ++d) {
+    EXPECT_EQ(AwaitAndDestroy(result.events[d]).code, PJRT_Error_Code_OK);
+    EXPECT_EQ(DownloadF32(result.outputs[d][0]),
+              (std::vector<float>{2, 4, 6, 8}));
+    DestroyBuffers(result.outputs[d]);
+    DestroyBuffers(arguments[d]);
+  }
+  DestroyLoadedExecutable(loaded);
+}
+
 TEST_F(CompileBadInputTest, NullProgram) {
   std::string options = JaxCompileOptions();
   auto args = KILN_ARGS(PJRT_Client_Compile_Args);
