@@ -419,12 +419,26 @@ module @jit_f attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 :
   }
 }
 )mlir";
-  PJRT_LoadedExecutable* loaded = nullptr;
-  ErrorInfo info = TryCompile(kSharded, JaxCompileOptions(1, 2), &loaded);
-  EXPECT_EQ(info.code, PJRT_Error_Code_UNIMPLEMENTED) << Describe(info);
-  EXPECT_TRUE(MentionsAny(info.message, {"shard", "partition"}));
-  EXPECT_EQ(loaded, nullptr);
-  if (loaded != nullptr) DestroyLoadedExecutable(loaded);
+  // The same with Shardy's attributes (jax's default partitioner), its
+  // mesh op in the generic form.
+  constexpr char kShardy[] = R"mlir(
+module @jit_f attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
+  "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2]>, sym_name = "mesh"}> : () -> ()
+  func.func public @main(%arg0: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+)mlir";
+  for (const char* program : {kSharded, kShardy}) {
+    SCOPED_TRACE(program);
+    PJRT_LoadedExecutable* loaded = nullptr;
+    ErrorInfo info = TryCompile(program, JaxCompileOptions(1, 2), &loaded);
+    EXPECT_EQ(info.code, PJRT_Error_Code_UNIMPLEMENTED) << Describe(info);
+    EXPECT_TRUE(MentionsAny(info.message, {"shard", "partition"}));
+    EXPECT_EQ(loaded, nullptr);
+    if (loaded != nullptr) DestroyLoadedExecutable(loaded);
+  }
 }
 
 TEST_F(CompileTwoDevicesTest, ReplicatedShardingsRunOnEveryPartition) {
