@@ -167,6 +167,60 @@ StatusOr<MemoryKind> MemoryKindOf(const ir::Attribute& attrs,
   return *parsed;
 }
 
+// Whether a value's sharding annotation splits it across partitions:
+// `mhlo.sharding` other than "{replicated}", or a Shardy sharding that
+// names a mesh axis for some dimension (`[{"x"}, {}]`; replicated is
+// `[{}, {}]`).
+bool IsSharded(const ir::Attribute& attrs) {
+  if (!attrs.is(ir::AttrKind::kDictionary)) return false;
+  ir::Attribute gspmd = attrs.Get("mhlo.sharding");
+  if (gspmd.is(ir::AttrKind::kString)) {
+    std::string text;
+    for (char c : gspmd.string_value()) {
+      if (c != ' ') text.push_back(c);
+    }
+    if (text != "{replicated}") return true;
+  }
+  ir::Attribute shardy = attrs.Get("sdy.sharding");
+  if (shardy) {
+    std::string text = shardy.ToString();
+    size_t dims = text.find('[');
+    if (dims != std::string::npos && text.find("{\"", dims) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A program split over partitions needs an SPMD partitioner to turn its
+// global shapes into each device's shard; Kiln has none yet, so only
+// programs whose entry values are all replicated can run partitioned.
+Status CheckNotSharded(const ir::Operation& entry, int num_partitions) {
+  if (num_partitions <= 1) return OkStatus();
+  const ir::Block& body = ir::func::Body(entry);
+  for (int i = 0; i < body.num_arguments(); ++i) {
+    if (IsSharded(ir::func::ArgAttrs(entry, i))) {
+      return UnimplementedError(
+          "argument ", i, " of @", ir::func::Name(entry),
+          " is sharded across the program's ", num_partitions,
+          " partitions; Kiln has no SPMD partitioner yet (replicated "
+          "values run on every partition)");
+    }
+  }
+  const ir::Operation* terminator = body.terminator();
+  int results = terminator == nullptr ? 0 : terminator->num_operands();
+  for (int i = 0; i < results; ++i) {
+    if (IsSharded(ir::func::ResultAttrs(entry, i))) {
+      return UnimplementedError(
+          "result ", i, " of @", ir::func::Name(entry),
+          " is sharded across the program's ", num_partitions,
+          " partitions; Kiln has no SPMD partitioner yet (replicated "
+          "values run on every partition)");
+    }
+  }
+  return OkStatus();
+}
+
 bool UsesProcessIds(const ir::Module& module) {
   bool uses = false;
   module.op().Walk([&](ir::Operation& op) {
@@ -300,6 +354,7 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
   }
   std::string name = module->name();
   executable->name_ = name.empty() ? "main" : name;
+  RETURN_IF_ERROR(CheckNotSharded(*entry, spec.num_partitions));
 
   // One plan per device position when the program asks which one it is.
   int positions = std::max<int>(1, static_cast<int>(ids.size()));
@@ -345,7 +400,12 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
   }
   executable->output_aliases_ = plan.output_aliases();
 
-  executable->program_text_ = ir::PrintModule(*module);
+  // Without locations: a portable artifact's debug locations can make the
+  // text many times larger, and they change nothing the fingerprint or a
+  // reader of OptimizedProgram cares about.
+  ir::PrintOptions print_options;
+  print_options.locations = false;
+  executable->program_text_ = ir::PrintModule(*module, print_options);
   uint64_t fingerprint = Fingerprint64(executable->program_text_);
   fingerprint = FingerprintCombine(fingerprint, spec.num_replicas);
   fingerprint = FingerprintCombine(fingerprint, spec.num_partitions);
