@@ -97,6 +97,8 @@ TEST(BytecodeGoldenTest, ArtifactsDecodeToTheModulesOfTheirText) {
               pairs);
   EXPECT_EQ(pairs, 33);
   EXPECT_EQ(matched, pairs);
+  // The folder's other artifact is the future one, tested below.
+  EXPECT_EQ(files.size(), static_cast<size_t>(pairs) + 1);
 }
 
 // invalid_vhlo_future.mlir.bc declares a producer version newer than the
