@@ -196,18 +196,27 @@ Status LowerConvolution(Lowering& lowering, const ir::Operation& op) {
   ASSIGN_OR_RETURN(p.feature_group_count,
                    IntAttr(op, "feature_group_count", 1));
   ASSIGN_OR_RETURN(p.batch_group_count, IntAttr(op, "batch_group_count", 1));
-  if (static_cast<int64_t>(p.strides.size()) != spatial ||
-      static_cast<int64_t>(p.lhs_dilation.size()) != spatial ||
-      static_cast<int64_t>(p.rhs_dilation.size()) != spatial ||
-      static_cast<int64_t>(padding.size()) != 2 * spatial ||
-      p.feature_group_count < 1 || p.batch_group_count < 1) {
+  // One window entry per spatial dimension (two for padding). The message
+  // names the attribute that is off: JAX once exported a 1-D dynamic_conv
+  // with two strides.
+  auto wrong_size = [&](std::string_view name, size_t count) {
+    return InvalidArgumentError(op.Describe(), ": ", name, " has ", count,
+                                " values for ", spatial, " spatial dimension",
+                                spatial == 1 ? "" : "s");
+  };
+  const size_t window_size = static_cast<size_t>(spatial);
+  if (p.strides.size() != window_size)
+    return wrong_size("window_strides", p.strides.size());
+  if (p.lhs_dilation.size() != window_size)
+    return wrong_size("lhs_dilation", p.lhs_dilation.size());
+  if (p.rhs_dilation.size() != window_size)
+    return wrong_size("rhs_dilation", p.rhs_dilation.size());
+  if (padding.size() != 2 * window_size)
+    return wrong_size("padding (low and high per dimension)", padding.size());
+  if (p.feature_group_count < 1 || p.batch_group_count < 1) {
     return InvalidArgumentError(
-        op.Describe(), ": window_strides (", p.strides.size(),
-        "), lhs_dilation (", p.lhs_dilation.size(), "), rhs_dilation (",
-        p.rhs_dilation.size(), ") and padding (", padding.size() / 2,
-        ") need one entry per spatial "
-        "dimension (",
-        spatial, "), and group counts must be positive");
+        op.Describe(), ": feature_group_count (", p.feature_group_count,
+        ") and batch_group_count (", p.batch_group_count, ") must be positive");
   }
   int64_t batch = in.dims[dn.input_batch_dimension];
   int64_t features = in.dims[dn.input_feature_dimension];
@@ -397,8 +406,9 @@ Status LowerEinsum(Lowering& lowering, const ir::Operation& op) {
   std::vector<std::string_view> inputs = StrSplit(text.substr(0, arrow), ',');
   std::string_view output = text.substr(arrow + 2);
   if (static_cast<int>(inputs.size()) != op.num_operands()) {
-    return InvalidArgumentError(op.Describe(), ": einsum_config \"", text, "\" names ",
-                                inputs.size(), " operands; the op has ", op.num_operands());
+    return InvalidArgumentError(op.Describe(), ": einsum_config \"", text,
+                                "\" names ", inputs.size(),
+                                " operands; the op has ", op.num_operands());
   }
   std::map<char, int> label_of;
   std::vector<int64_t> label_sizes;
@@ -410,18 +420,19 @@ Status LowerEinsum(Lowering& lowering, const ir::Operation& op) {
     ArrayShape shape = lowering.shape(slot);
     std::string_view labels = StripWhitespace(inputs[k]);
     if (static_cast<int64_t>(labels.size()) != shape.rank()) {
-      return InvalidArgumentError(op.Describe(), ": \"", labels, "\" does not label ",
-                                  shape.ToString());
+      return InvalidArgumentError(op.Describe(), ": \"", labels,
+                                  "\" does not label ", shape.ToString());
     }
     exec::EinsumOperand operand;
     operand.dims = shape.dims;
     for (size_t d = 0; d < labels.size(); ++d) {
-      auto [it, inserted] = label_of.emplace(labels[d], static_cast<int>(label_sizes.size()));
+      auto [it, inserted] =
+          label_of.emplace(labels[d], static_cast<int>(label_sizes.size()));
       if (inserted) label_sizes.push_back(shape.dims[d]);
       if (label_sizes[it->second] != shape.dims[d]) {
         return InvalidArgumentError(op.Describe(), ": label ", labels[d],
-                                    " has sizes ", label_sizes[it->second], " and ",
-                                    shape.dims[d]);
+                                    " has sizes ", label_sizes[it->second],
+                                    " and ", shape.dims[d]);
       }
       operand.labels.push_back(it->second);
     }
@@ -434,7 +445,8 @@ Status LowerEinsum(Lowering& lowering, const ir::Operation& op) {
   for (char c : StripWhitespace(output)) {
     auto it = label_of.find(c);
     if (it == label_of.end()) {
-      return InvalidArgumentError(op.Describe(), ": output label ", c, " is not an input label");
+      return InvalidArgumentError(op.Describe(), ": output label ", c,
+                                  " is not an input label");
     }
     result_labels.push_back(it->second);
     result_dims.push_back(label_sizes[it->second]);
@@ -442,8 +454,9 @@ Status LowerEinsum(Lowering& lowering, const ir::Operation& op) {
   ASSIGN_OR_RETURN(ArrayShape result, lowering.ResultShape(op, 0, result_dims));
   ElementType compute = exec::ComputeType(result.type);
   for (SlotId& slot : slots) slot = ConvertSlot(lowering, op, slot, compute);
-  auto kernel = exec::MakeEinsumKernel(compute, std::move(operands), std::move(result_labels),
-                                       std::move(label_sizes));
+  auto kernel =
+      exec::MakeEinsumKernel(compute, std::move(operands),
+                             std::move(result_labels), std::move(label_sizes));
   if (!kernel) return UnsupportedType(op, type);
   SlotId out = lowering.NewTemp(ArrayShape{compute, result_dims});
   lowering.Emit(op, std::move(kernel), std::move(slots), {out});

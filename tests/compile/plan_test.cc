@@ -169,6 +169,24 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
       << plan.status().ToString();
 }
 
+// A window attribute with the wrong number of entries is named in the
+// error (the corpus's conv_general_dilated_1d_stride_2_odd_dynamic has two
+// strides for one spatial dimension; the verifier lets dynamic_conv pass).
+TEST(PlanTest, ConvolutionWindowOfTheWrongSizeIsNamed) {
+  auto plan = CompileText(R"(
+func.func @main(%x: tensor<1x8x16xf32>, %k: tensor<4x16x16xf32>) -> tensor<1x4x16xf32> {
+  %p = stablehlo.constant dense<[[1, 1]]> : tensor<1x2xi32>
+  %y = "stablehlo.dynamic_conv"(%x, %k, %p) {batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, feature_group_count = 1 : i64, window_strides = array<i64: 2, 2>} : (tensor<1x8x16xf32>, tensor<4x16x16xf32>, tensor<1x2xi32>) -> tensor<1x4x16xf32>
+  return %y : tensor<1x4x16xf32>
+})");
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(plan.status().message().find(
+                "window_strides has 2 values for 1 spatial dimension"),
+            std::string::npos)
+      << plan.status().ToString();
+}
+
 TEST(PlanTest, ShardingAnnotationsAreIdentities) {
   ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
 func.func @main() -> tensor<2xf32> {

@@ -2,8 +2,11 @@
 // must parse or give an error (never crash, hang or allocate without
 // bound), and whatever parses must print, in every form, to text that
 // parses back to the same IR. Seed it with the corpus (split parts work
-// best), e.g.
-//   text_parser_fuzzer -max_total_time=600 -max_len=16384 <work dir> <seeds>
+// best) and the dictionary next to this file, e.g.
+//   text_parser_fuzzer -max_total_time=600 -max_len=16384
+//     -dict=tests/fuzz/text_parser.dict <work dir> <seeds>
+// Inputs it fails on go to tests/parse/fuzz_regressions/ (replayed by
+// kiln_parse_tests); docs/architecture.md has the last run's figures.
 #include <cstddef>
 #include <cstdint>
 #include <string>
