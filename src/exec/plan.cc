@@ -2,7 +2,38 @@
 
 #include <new>
 
+#if defined(__linux__)
+#include <sys/sysinfo.h>
+#endif
+
+#include "base/strings.h"
+
 namespace kiln::exec {
+namespace {
+
+// The most bytes one buffer may take: the machine's memory (RAM and swap),
+// or 64 TiB where that is unknown. A larger request can never be filled;
+// refusing it before asking the allocator makes it an error on every
+// allocator (sanitizer allocators abort on such sizes instead of throwing
+// bad_alloc, and an overcommitting one would crash later instead).
+int64_t MaxBufferBytes() {
+  static const int64_t max_bytes = [] {
+    constexpr uint64_t kUnknown = uint64_t{1} << 46;
+#if defined(__linux__)
+    struct sysinfo info;
+    if (sysinfo(&info) == 0) {
+      uint64_t total = (static_cast<uint64_t>(info.totalram) +
+                        static_cast<uint64_t>(info.totalswap)) *
+                       info.mem_unit;
+      if (total > 0 && total < kUnknown) return static_cast<int64_t>(total);
+    }
+#endif
+    return static_cast<int64_t>(kUnknown);
+  }();
+  return max_bytes;
+}
+
+}  // namespace
 
 AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
   // Never zero bytes, so data() is a valid, aligned, non-null pointer even
@@ -31,11 +62,14 @@ AlignedBuffer::~AlignedBuffer() {
 }
 
 StatusOr<AlignedBuffer> AllocateAligned(int64_t bytes) {
-  // Refuse sizes no machine can hold before asking the allocator, so an
-  // absurd shape is an error rather than an overcommitted crash later.
-  constexpr int64_t kMaxBytes = int64_t{1} << 46;  // 64 TiB
-  if (bytes < 0 || bytes > kMaxBytes) {
+  if (bytes < 0) {
     return ResourceExhaustedError("cannot allocate ", bytes, " bytes");
+  }
+  if (bytes > MaxBufferBytes()) {
+    return ResourceExhaustedError(
+        "cannot allocate ", HumanBytes(static_cast<uint64_t>(bytes)),
+        ": more than this machine's memory (",
+        HumanBytes(static_cast<uint64_t>(MaxBufferBytes())), ")");
   }
   try {
     return AlignedBuffer(static_cast<size_t>(bytes));

@@ -102,7 +102,8 @@ class AlignedBuffer {
 };
 
 // Allocates `bytes` aligned to kBufferAlignment; a ResourceExhausted error
-// (not a crash) when the system refuses.
+// (not a crash) for more than the machine's memory or when the system
+// refuses.
 StatusOr<AlignedBuffer> AllocateAligned(int64_t bytes);
 
 class Plan {
