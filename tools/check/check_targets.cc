@@ -29,6 +29,13 @@ int64_t UlpKey(ElementType type, uint64_t bits) {
                        : static_cast<int64_t>(magnitude);
 }
 
+// |a - b| for two ULP keys, computed in unsigned arithmetic: keys of
+// large f64 values of opposite signs are more than INT64_MAX apart.
+uint64_t UlpDistance(int64_t a, int64_t b) {
+  return a >= b ? static_cast<uint64_t>(a) - static_cast<uint64_t>(b)
+                : static_cast<uint64_t>(b) - static_cast<uint64_t>(a);
+}
+
 uint64_t RawBits(ElementType type, const std::byte* data, int64_t index) {
   int bytes = ir::StorageBytes(type);
   uint64_t raw = 0;
@@ -53,8 +60,7 @@ bool CloseReal(double a, double b, ElementType type, uint64_t bits_a,
     } else if (!std::isfinite(a) || !std::isfinite(b)) {
       distance = ~uint64_t{0};
     } else {
-      int64_t keys = UlpKey(type, bits_a) - UlpKey(type, bits_b);
-      distance = static_cast<uint64_t>(keys < 0 ? -keys : keys);
+      distance = UlpDistance(UlpKey(type, bits_a), UlpKey(type, bits_b));
     }
     return distance >= c.min_ulps && distance <= c.max_ulps;
   }
@@ -66,10 +72,9 @@ bool CloseReal(double a, double b, ElementType type, uint64_t bits_a,
       return false;
     case Mode::kAbsolute:
       return std::fabs(a - b) <= c.tolerance;
-    case Mode::kUlps: {
-      int64_t distance = UlpKey(type, bits_a) - UlpKey(type, bits_b);
-      return std::llabs(distance) <= c.max_ulps;
-    }
+    case Mode::kUlps:
+      return UlpDistance(UlpKey(type, bits_a), UlpKey(type, bits_b)) <=
+             c.max_ulps;
   }
   return false;
 }
