@@ -227,3 +227,62 @@ func.func @main(%a: tensor<4x4xf64>, %l: tensor<4x4xf64>, %b: tensor<4x1xf64>) -
 
 }  // namespace
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+namespace {
+
+// The f32/f64 matmul blocks rows and columns, uses the widest vectors the
+// CPU has and splits rows over threads; none of that may change a bit of
+// the result: every element is the plain k-ordered sum from zero. Shapes
+// cover whole blocks, leftover rows and columns, and a product large enough
+// to be split over threads.
+template <typename T>
+void ExpectMatmulBitwiseEqualsPlainLoop(int64_t batch, int64_t m, int64_t k,
+                                        int64_t n) {
+  const bool f64 = sizeof(T) == 8;
+  const char* type = f64 ? "f64" : "f32";
+  std::string lhs_type = StrCat("tensor<", batch, "x", m, "x", k, "x", type, ">");
+  std::string rhs_type = StrCat("tensor<", batch, "x", k, "x", n, "x", type, ">");
+  std::string out_type = StrCat("tensor<", batch, "x", m, "x", n, "x", type, ">");
+  std::string text = StrCat(
+      "func.func @main(%l: ", lhs_type, ", %r: ", rhs_type, ") -> ", out_type,
+      " {\n  %d = stablehlo.dot_general %l, %r, batching_dims = [0] x [0], "
+      "contracting_dims = [2] x [1] : (",
+      lhs_type, ", ", rhs_type, ") -> ", out_type, "\n  return %d : ",
+      out_type, "\n}");
+  std::vector<float> lhs_f = RandomFloats(batch * m * k, 7);
+  std::vector<float> rhs_f = RandomFloats(batch * k * n, 8);
+  std::vector<T> lhs(lhs_f.begin(), lhs_f.end()), rhs(rhs_f.begin(), rhs_f.end());
+  ElementType element = f64 ? ElementType::kF64 : ElementType::kF32;
+  ASSERT_OK_AND_ASSIGN(auto out,
+                       RunText(text, {HostArray::Of(element, {batch, m, k}, lhs),
+                                      HostArray::Of(element, {batch, k, n}, rhs)}));
+  std::vector<T> got = out[0].template As<T>();
+  int64_t differing = 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        T sum = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          sum += lhs[(b * m + i) * k + p] * rhs[(b * k + p) * n + j];
+        }
+        differing += got[(b * m + i) * n + j] != sum;
+      }
+    }
+  }
+  EXPECT_EQ(differing, 0) << type << " " << batch << "x" << m << "x" << k
+                          << "x" << n;
+}
+
+TEST(ReferenceTest, MatmulIsBitwiseThePlainKOrderedSum) {
+  ExpectMatmulBitwiseEqualsPlainLoop<float>(1, 4, 3, 16);
+  ExpectMatmulBitwiseEqualsPlainLoop<float>(2, 7, 5, 21);
+  ExpectMatmulBitwiseEqualsPlainLoop<float>(3, 65, 33, 70);
+  ExpectMatmulBitwiseEqualsPlainLoop<float>(1, 130, 96, 100);  // threaded
+  ExpectMatmulBitwiseEqualsPlainLoop<double>(1, 4, 3, 8);
+  ExpectMatmulBitwiseEqualsPlainLoop<double>(2, 9, 17, 13);
+  ExpectMatmulBitwiseEqualsPlainLoop<double>(1, 130, 96, 100);  // threaded
+}
+
+}  // namespace
+}  // namespace kiln::testing

@@ -53,21 +53,121 @@ class MatmulKernel : public Kernel {
   int64_t batch_, m_, k_, n_;
 };
 
+// Rows [begin, end) of C = A x B (A: rows x k, B: k x n, row-major) for
+// float and double, with kBytes-wide vectors. Each element sums its
+// products in k order from zero, exactly as a plain loop does, so results
+// are bitwise the same for every vector width. A 4-row x 2-vector block of
+// C stays in registers for the whole sum: each step over k loads two
+// vectors of a row of B and four values of A for 8 * kBytes / sizeof(T)
+// multiply-adds, instead of reloading and storing C every time. Vectors
+// never cross a call (always inlined), so the AVX2 instance below does not
+// depend on the caller's ABI.
+template <typename T, int kBytes>
+__attribute__((always_inline)) inline void MatmulRows(
+    const T* a, const T* x, T* c, int64_t begin, int64_t end, int64_t k,
+    int64_t n) {
+  typedef T Vec __attribute__((vector_size(kBytes)));
+  constexpr int64_t kLanes = kBytes / sizeof(T);
+  constexpr int64_t kBlockColumns = 2 * kLanes;
+  int64_t j = 0;
+  for (; j + kBlockColumns <= n; j += kBlockColumns) {
+    int64_t i = begin;
+    for (; i + 4 <= end; i += 4) {
+      const T* a0 = a + i * k;
+      const T* a1 = a0 + k;
+      const T* a2 = a1 + k;
+      const T* a3 = a2 + k;
+      Vec c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{};
+      const T* xp = x + j;
+      for (int64_t p = 0; p < k; ++p, xp += n) {
+        Vec x0, x1;
+        std::memcpy(&x0, xp, sizeof(Vec));
+        std::memcpy(&x1, xp + kLanes, sizeof(Vec));
+        const Vec s0 = Vec{} + a0[p], s1 = Vec{} + a1[p];
+        const Vec s2 = Vec{} + a2[p], s3 = Vec{} + a3[p];
+        c00 += s0 * x0;
+        c01 += s0 * x1;
+        c10 += s1 * x0;
+        c11 += s1 * x1;
+        c20 += s2 * x0;
+        c21 += s2 * x1;
+        c30 += s3 * x0;
+        c31 += s3 * x1;
+      }
+      T* out = c + i * n + j;
+      std::memcpy(out, &c00, sizeof(Vec));
+      std::memcpy(out + kLanes, &c01, sizeof(Vec));
+      std::memcpy(out + n, &c10, sizeof(Vec));
+      std::memcpy(out + n + kLanes, &c11, sizeof(Vec));
+      std::memcpy(out + 2 * n, &c20, sizeof(Vec));
+      std::memcpy(out + 2 * n + kLanes, &c21, sizeof(Vec));
+      std::memcpy(out + 3 * n, &c30, sizeof(Vec));
+      std::memcpy(out + 3 * n + kLanes, &c31, sizeof(Vec));
+    }
+    for (; i < end; ++i) {
+      const T* ai = a + i * k;
+      Vec c0{}, c1{};
+      const T* xp = x + j;
+      for (int64_t p = 0; p < k; ++p, xp += n) {
+        Vec x0, x1;
+        std::memcpy(&x0, xp, sizeof(Vec));
+        std::memcpy(&x1, xp + kLanes, sizeof(Vec));
+        const Vec s = Vec{} + ai[p];
+        c0 += s * x0;
+        c1 += s * x1;
+      }
+      std::memcpy(c + i * n + j, &c0, sizeof(Vec));
+      std::memcpy(c + i * n + j + kLanes, &c1, sizeof(Vec));
+    }
+  }
+  // The last columns, fewer than a block.
+  for (int64_t i = begin; i < end && j < n; ++i) {
+    const T* ai = a + i * k;
+    for (int64_t jj = j; jj < n; ++jj) {
+      T sum{};
+      for (int64_t p = 0; p < k; ++p) sum += ai[p] * x[p * n + jj];
+      c[i * n + jj] = sum;
+    }
+  }
+}
+
+// 16-byte vectors: SSE2 on any x86-64 (GCC's generic vectors elsewhere).
+template <typename T>
+void MatmulRowsBaseline(const T* a, const T* x, T* c, int64_t begin,
+                        int64_t end, int64_t k, int64_t n) {
+  MatmulRows<T, 16>(a, x, c, begin, end, k, n);
+}
+
+#if defined(__x86_64__)
+// 32-byte vectors where the CPU has AVX2 (multiply and add stay separate
+// instructions: no FMA, so results match the baseline bit for bit).
+template <typename T>
+__attribute__((target("avx2"))) void MatmulRowsAvx2(const T* a, const T* x,
+                                                    T* c, int64_t begin,
+                                                    int64_t end, int64_t k,
+                                                    int64_t n) {
+  MatmulRows<T, 32>(a, x, c, begin, end, k, n);
+}
+
+bool CpuHasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+#endif
+
 // C[b] = A[b] x B[b] for float and double, the kernel real models spend
-// their time in. Each element still sums its products in k order from zero,
-// exactly as the plain loop does (so results are bitwise the same); what
-// changes is the order of the work around it:
-//  - a 4-row x 2-vector block of C stays in registers for the whole sum,
-//    so each step over k loads two vectors of a row of B and four values
-//    of A for sixteen (f64: eight) multiply-adds, instead of reloading and
-//    storing C every time;
-//  - rows of all batches are split over the machine's cores when the
-//    product is large enough to pay for the hand-off.
+// their time in: MatmulRows at the widest vectors the CPU has, with the
+// rows of all batches split over the machine's cores when the product is
+// large enough to pay for the hand-off.
 template <typename T>
 class FloatMatmulKernel : public Kernel {
  public:
   FloatMatmulKernel(int64_t batch, int64_t m, int64_t k, int64_t n)
-      : batch_(batch), m_(m), k_(k), n_(n) {}
+      : batch_(batch), m_(m), k_(k), n_(n) {
+#if defined(__x86_64__)
+    if (CpuHasAvx2()) rows_ = &MatmulRowsAvx2<T>;
+#endif
+  }
 
   Status Run(RunContext& ctx, const Step& step) const override {
     const T* lhs = ctx.In<T>(step, 0);
@@ -78,7 +178,8 @@ class FloatMatmulKernel : public Kernel {
       while (begin < end) {
         int64_t b = begin / m_, i = begin % m_;
         int64_t stop = std::min(m_, i + (end - begin));
-        Rows(lhs + b * m_ * k_, rhs + b * k_ * n_, out + b * m_ * n_, i, stop);
+        rows_(lhs + b * m_ * k_, rhs + b * k_ * n_, out + b * m_ * n_, i,
+              stop, k_, n_);
         begin += stop - i;
       }
     };
@@ -95,81 +196,10 @@ class FloatMatmulKernel : public Kernel {
   }
 
  private:
-  // A 16-byte vector of T (SSE2 on any x86-64; GCC's generic vectors
-  // elsewhere).
-  typedef T Vec __attribute__((vector_size(16)));
-  static constexpr int64_t kLanes = 16 / sizeof(T);
-  static constexpr int64_t kBlockColumns = 2 * kLanes;
-
-  static Vec Load(const T* p) {
-    Vec v;
-    std::memcpy(&v, p, sizeof(v));
-    return v;
-  }
-  static void Store(T* p, Vec v) { std::memcpy(p, &v, sizeof(v)); }
-  static Vec Splat(T value) { return Vec{} + value; }
-
-  // Output rows [begin, end) of one batch.
-  void Rows(const T* a, const T* x, T* c, int64_t begin, int64_t end) const {
-    const int64_t k = k_, n = n_;
-    int64_t j = 0;
-    for (; j + kBlockColumns <= n; j += kBlockColumns) {
-      int64_t i = begin;
-      for (; i + 4 <= end; i += 4) {
-        const T* a0 = a + i * k;
-        const T* a1 = a0 + k;
-        const T* a2 = a1 + k;
-        const T* a3 = a2 + k;
-        Vec c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{};
-        const T* xp = x + j;
-        for (int64_t p = 0; p < k; ++p, xp += n) {
-          const Vec x0 = Load(xp), x1 = Load(xp + kLanes);
-          const Vec s0 = Splat(a0[p]), s1 = Splat(a1[p]);
-          const Vec s2 = Splat(a2[p]), s3 = Splat(a3[p]);
-          c00 += s0 * x0;
-          c01 += s0 * x1;
-          c10 += s1 * x0;
-          c11 += s1 * x1;
-          c20 += s2 * x0;
-          c21 += s2 * x1;
-          c30 += s3 * x0;
-          c31 += s3 * x1;
-        }
-        T* out = c + i * n + j;
-        Store(out, c00);
-        Store(out + kLanes, c01);
-        Store(out + n, c10);
-        Store(out + n + kLanes, c11);
-        Store(out + 2 * n, c20);
-        Store(out + 2 * n + kLanes, c21);
-        Store(out + 3 * n, c30);
-        Store(out + 3 * n + kLanes, c31);
-      }
-      for (; i < end; ++i) {
-        const T* ai = a + i * k;
-        Vec c0{}, c1{};
-        const T* xp = x + j;
-        for (int64_t p = 0; p < k; ++p, xp += n) {
-          const Vec s = Splat(ai[p]);
-          c0 += s * Load(xp);
-          c1 += s * Load(xp + kLanes);
-        }
-        Store(c + i * n + j, c0);
-        Store(c + i * n + j + kLanes, c1);
-      }
-    }
-    // The last columns, fewer than a block.
-    for (int64_t i = begin; i < end && j < n; ++i) {
-      const T* ai = a + i * k;
-      for (int64_t jj = j; jj < n; ++jj) {
-        T sum{};
-        for (int64_t p = 0; p < k; ++p) sum += ai[p] * x[p * n + jj];
-        c[i * n + jj] = sum;
-      }
-    }
-  }
-
+  using RowsFn = void (*)(const T*, const T*, T*, int64_t, int64_t, int64_t,
+                          int64_t);
   int64_t batch_, m_, k_, n_;
+  RowsFn rows_ = &MatmulRowsBaseline<T>;
 };
 
 template <typename T>
