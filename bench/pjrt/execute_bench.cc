@@ -17,10 +17,7 @@
 //
 //   build/bin/pjrt_execute_bench
 #include <benchmark/benchmark.h>
-#include <dlfcn.h>
-#include <unistd.h>
 
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -28,64 +25,16 @@
 #include <string>
 #include <vector>
 
-#include "pjrt_c_api.h"
+#include "bench_plugin.h"
 #include "proto/xla_compile_options.pb.h"
 
 namespace {
 
-const PJRT_Api* Api() {
-  static const PJRT_Api* api = [] {
-    char self[PATH_MAX] = {};
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    std::string dir = n > 0 ? std::string(self, n) : std::string("./x");
-    dir = dir.substr(0, dir.rfind('/'));
-    std::string path = dir + "/../lib/libpjrt_kiln.so";
-    void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) {
-      std::fprintf(stderr, "dlopen(%s): %s\n", path.c_str(), dlerror());
-      std::exit(1);
-    }
-    auto get =
-        reinterpret_cast<const PJRT_Api* (*)()>(dlsym(library, "GetPjrtApi"));
-    return get();
-  }();
-  return api;
-}
-
-// The error's message (and destroys it); "" for no error.
-std::string TakeMessage(PJRT_Error* error) {
-  if (error == nullptr) return "";
-  PJRT_Error_Message_Args message{PJRT_Error_Message_Args_STRUCT_SIZE, nullptr,
-                                  error, nullptr, 0};
-  Api()->PJRT_Error_Message(&message);
-  std::string text(message.message, message.message_size);
-  PJRT_Error_Destroy_Args destroy{PJRT_Error_Destroy_Args_STRUCT_SIZE, nullptr,
-                                  error};
-  Api()->PJRT_Error_Destroy(&destroy);
-  return text.empty() ? "(error without a message)" : text;
-}
-
-void Check(PJRT_Error* error) {
-  std::string message = TakeMessage(error);
-  if (message.empty()) return;
-  std::fprintf(stderr, "PJRT error: %s\n", message.c_str());
-  std::exit(1);
-}
-
-void AwaitAndDestroy(PJRT_Event* event) {
-  PJRT_Event_Await_Args await{PJRT_Event_Await_Args_STRUCT_SIZE, nullptr,
-                              event};
-  Check(Api()->PJRT_Event_Await(&await));
-  PJRT_Event_Destroy_Args destroy{PJRT_Event_Destroy_Args_STRUCT_SIZE, nullptr,
-                                  event};
-  Check(Api()->PJRT_Event_Destroy(&destroy));
-}
-
-void Destroy(PJRT_Buffer* buffer) {
-  PJRT_Buffer_Destroy_Args args{PJRT_Buffer_Destroy_Args_STRUCT_SIZE, nullptr,
-                                buffer};
-  Check(Api()->PJRT_Buffer_Destroy(&args));
-}
+using kiln::bench::Api;
+using kiln::bench::AwaitAndDestroy;
+using kiln::bench::Check;
+using kiln::bench::Destroy;
+using kiln::bench::TakeMessage;
 
 void Destroy(PJRT_LoadedExecutable* executable) {
   PJRT_LoadedExecutable_Destroy_Args args{
@@ -109,25 +58,8 @@ std::string CompileOptions() {
   return proto.SerializeAsString();
 }
 
-struct Client {
-  PJRT_Client* client = nullptr;
-  PJRT_Device* device = nullptr;
-  Client() {
-    PJRT_Client_Create_Args args{};
-    args.struct_size = PJRT_Client_Create_Args_STRUCT_SIZE;
-    Check(Api()->PJRT_Client_Create(&args));
-    client = args.client;
-    PJRT_Client_Devices_Args list{};
-    list.struct_size = PJRT_Client_Devices_Args_STRUCT_SIZE;
-    list.client = client;
-    Check(Api()->PJRT_Client_Devices(&list));
-    device = list.devices[0];
-  }
-  ~Client() {
-    PJRT_Client_Destroy_Args args{PJRT_Client_Destroy_Args_STRUCT_SIZE, nullptr,
-                                  client};
-    Check(Api()->PJRT_Client_Destroy(&args));
-  }
+struct Client : kiln::bench::PluginClient {
+  PJRT_Device* device = devices[0];
 
   // Compiles `code` (format "mlir"); on failure returns null and the
   // message in `error`.
