@@ -182,6 +182,10 @@ class ScatterKernel : public Kernel {
     std::vector<int64_t> start(operand.rank());
     std::vector<const std::byte*> args(2 * n);
     std::vector<std::byte> scratch(n * 16);
+    std::vector<int64_t> element_bytes(n);
+    for (size_t i = 0; i < n; ++i) {
+      element_bytes[i] = p_.operands[i].element_bytes();
+    }
     Status status;
     ForEachIndex(space_.sizes, [&](const std::vector<int64_t>& batch) {
       if (!status.ok()) return;
@@ -223,18 +227,8 @@ class ScatterKernel : public Kernel {
           args[i] = results[i] + o * bytes;
           args[n + i] = updates[i] + u * bytes;
         }
-        status = body_->Call(ctx, args.data());
-        if (!status.ok()) return;
-        // Results may alias the arguments: stage them first.
-        for (size_t i = 0; i < n; ++i) {
-          std::memcpy(scratch.data() + 16 * i,
-                      body_->Result(ctx, static_cast<int>(i)),
-                      p_.operands[i].element_bytes());
-        }
-        for (size_t i = 0; i < n; ++i) {
-          int64_t bytes = p_.operands[i].element_bytes();
-          std::memcpy(results[i] + o * bytes, scratch.data() + 16 * i, bytes);
-        }
+        status = body_->CallAndUpdate(ctx, args.data(), element_bytes.data(),
+                                      scratch.data());
       });
     });
     return status;

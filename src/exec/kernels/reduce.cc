@@ -144,6 +144,8 @@ class ReduceKernel : public Kernel {
     // Generic: call the body per input element, in row-major order.
     std::vector<const std::byte*> args(2 * n);
     std::vector<std::byte> scratch(16 * n);
+    std::vector<int64_t> element_bytes(n);
+    for (size_t i = 0; i < n; ++i) element_bytes[i] = p_.inputs[i].element_bytes();
     int64_t count = NumElements(dims);
     std::vector<int64_t> index(dims.size(), 0);
     int64_t out_pos = 0;
@@ -153,17 +155,9 @@ class ReduceKernel : public Kernel {
         args[i] = ctx.slot(step.outputs[i]) + out_pos * bytes;
         args[n + i] = ctx.slot(step.inputs[i]) + flat * bytes;
       }
-      RETURN_IF_ERROR(body_->Call(ctx, args.data()));
-      for (size_t i = 0; i < n; ++i) {
-        std::memcpy(scratch.data() + 16 * i,
-                    body_->Result(ctx, static_cast<int>(i)),
-                    p_.inputs[i].element_bytes());
-      }
-      for (size_t i = 0; i < n; ++i) {
-        int64_t bytes = p_.inputs[i].element_bytes();
-        std::memcpy(ctx.slot(step.outputs[i]) + out_pos * bytes,
-                    scratch.data() + 16 * i, bytes);
-      }
+      RETURN_IF_ERROR(body_->CallAndUpdate(ctx, args.data(),
+                                           element_bytes.data(),
+                                           scratch.data()));
       for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
         if (++index[d] < dims[d]) {
           out_pos += out_strides_[d];
@@ -202,6 +196,8 @@ class ReduceWindowKernel : public Kernel {
     }
     std::vector<const std::byte*> args(2 * n);
     std::vector<std::byte> scratch(16 * n);
+    std::vector<int64_t> element_bytes(n);
+    for (size_t i = 0; i < n; ++i) element_bytes[i] = p_.inputs[i].element_bytes();
     std::vector<int64_t> out_index(rank, 0), window(rank, 0);
     for (int64_t o = 0; o < out_count; ++o) {
       // Walk the window of output element o.
@@ -238,17 +234,9 @@ class ReduceWindowKernel : public Kernel {
               args[i] = ctx.slot(step.outputs[i]) + o * bytes;
               args[n + i] = ctx.slot(step.inputs[i]) + offset * bytes;
             }
-            RETURN_IF_ERROR(body_->Call(ctx, args.data()));
-            for (size_t i = 0; i < n; ++i) {
-              std::memcpy(scratch.data() + 16 * i,
-                          body_->Result(ctx, static_cast<int>(i)),
-                          p_.inputs[i].element_bytes());
-            }
-            for (size_t i = 0; i < n; ++i) {
-              int64_t bytes = p_.inputs[i].element_bytes();
-              std::memcpy(ctx.slot(step.outputs[i]) + o * bytes,
-                          scratch.data() + 16 * i, bytes);
-            }
+            RETURN_IF_ERROR(body_->CallAndUpdate(ctx, args.data(),
+                                                 element_bytes.data(),
+                                                 scratch.data()));
           }
         }
         for (int64_t d = rank - 1; d >= 0; --d) {

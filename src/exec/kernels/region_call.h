@@ -4,6 +4,7 @@
 #ifndef KILN_EXEC_KERNELS_REGION_CALL_H_
 #define KILN_EXEC_KERNELS_REGION_CALL_H_
 
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -47,6 +48,23 @@ class ScalarRegion {
   }
   const std::byte* Result(RunContext& ctx, int i) const {
     return ctx.slot(region_->results[i]);
+  }
+
+  // Calls a reduction-style body (params: n accumulators, then n values;
+  // n results) and writes result i over accumulator i, at args[i]. The
+  // results may alias the params, so they go through `stage` (16 bytes per
+  // result) first. `bytes[i]` is the element size of result i.
+  Status CallAndUpdate(RunContext& ctx, const std::byte* const* args,
+                       const int64_t* bytes, std::byte* stage) const {
+    RETURN_IF_ERROR(Call(ctx, args));
+    const size_t n = region_->results.size();
+    for (size_t i = 0; i < n; ++i) {
+      std::memcpy(stage + 16 * i, Result(ctx, static_cast<int>(i)), bytes[i]);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      std::memcpy(const_cast<std::byte*>(args[i]), stage + 16 * i, bytes[i]);
+    }
+    return OkStatus();
   }
 
  private:
