@@ -145,11 +145,11 @@ StatusOr<std::string_view> ProgramBytes(const PJRT_Program* program,
   return std::string_view(program->code, program->code_size);
 }
 
-std::string_view OptionsBytes(const char* bytes, size_t size,
-                              std::string_view what, Status& status) {
+// The serialized compile options a caller passed (empty when none).
+StatusOr<std::string_view> OptionsBytes(const char* bytes, size_t size,
+                                        std::string_view what) {
   if (bytes == nullptr && size > 0) {
-    status = InvalidArgumentError(what, " is null");
-    return {};
+    return InvalidArgumentError(what, " is null");
   }
   return std::string_view(bytes == nullptr ? "" : bytes, size);
 }
@@ -244,11 +244,10 @@ PJRT_Error* PJRT_Client_Compile(PJRT_Client_Compile_Args* args) {
     ASSIGN_OR_RETURN(std::string_view program,
                      ProgramBytes(args->program,
                                   "PJRT_Client_Compile_Args.program"));
-    Status status;
-    std::string_view options =
+    ASSIGN_OR_RETURN(
+        std::string_view options,
         OptionsBytes(args->compile_options, args->compile_options_size,
-                     "PJRT_Client_Compile_Args.compile_options", status);
-    RETURN_IF_ERROR(status);
+                     "PJRT_Client_Compile_Args.compile_options"));
     ASSIGN_OR_RETURN(std::shared_ptr<const ExecutableState> state,
                      CompileState(client, program, options));
     args->executable = NewLoaded(client, std::move(state));
@@ -268,11 +267,10 @@ PJRT_Error* PJRT_Compile(PJRT_Compile_Args* args) {
                      CheckClient(args->client, "PJRT_Compile_Args.client"));
     ASSIGN_OR_RETURN(std::string_view program,
                      ProgramBytes(args->program, "PJRT_Compile_Args.program"));
-    Status status;
-    std::string_view options =
+    ASSIGN_OR_RETURN(
+        std::string_view options,
         OptionsBytes(args->compile_options, args->compile_options_size,
-                     "PJRT_Compile_Args.compile_options", status);
-    RETURN_IF_ERROR(status);
+                     "PJRT_Compile_Args.compile_options"));
     ASSIGN_OR_RETURN(std::shared_ptr<const ExecutableState> state,
                      CompileState(client, program, options));
     args->executable = NewExecutable(std::move(state));
@@ -288,11 +286,10 @@ PJRT_Error* PJRT_Client_Load(PJRT_Client_Load_Args* args) {
     ASSIGN_OR_RETURN(PJRT_Executable * executable,
                      CheckExecutable(args->executable,
                                      "PJRT_Client_Load_Args.executable"));
-    Status status;
-    std::string_view options =
+    ASSIGN_OR_RETURN(
+        std::string_view options,
         OptionsBytes(args->compile_options, args->compile_options_size,
-                     "PJRT_Client_Load_Args.compile_options", status);
-    RETURN_IF_ERROR(status);
+                     "PJRT_Client_Load_Args.compile_options"));
     const ExecutableState& state = *executable->state;
     // The compiled program is bound to the devices of the client it was
     // compiled for; anything else compiles it again.

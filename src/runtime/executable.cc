@@ -198,22 +198,17 @@ bool IsSharded(const ir::Attribute& attrs) {
 Status CheckNotSharded(const ir::Operation& entry, int num_partitions) {
   if (num_partitions <= 1) return OkStatus();
   const ir::Block& body = ir::func::Body(entry);
-  for (int i = 0; i < body.num_arguments(); ++i) {
-    if (IsSharded(ir::func::ArgAttrs(entry, i))) {
-      return UnimplementedError(
-          "argument ", i, " of @", ir::func::Name(entry),
-          " is sharded across the program's ", num_partitions,
-          " partitions; Kiln has no SPMD partitioner yet (replicated "
-          "values run on every partition)");
-    }
-  }
   const ir::Operation* terminator = body.terminator();
-  int results = terminator == nullptr ? 0 : terminator->num_operands();
-  for (int i = 0; i < results; ++i) {
-    if (IsSharded(ir::func::ResultAttrs(entry, i))) {
+  const int results = terminator == nullptr ? 0 : terminator->num_operands();
+  for (bool arguments : {true, false}) {
+    for (int i = 0; i < (arguments ? body.num_arguments() : results); ++i) {
+      ir::Attribute attrs = arguments ? ir::func::ArgAttrs(entry, i)
+                                      : ir::func::ResultAttrs(entry, i);
+      if (!IsSharded(attrs)) continue;
       return UnimplementedError(
-          "result ", i, " of @", ir::func::Name(entry),
-          " is sharded across the program's ", num_partitions,
+          arguments ? "argument " : "result ", i, " of @",
+          ir::func::Name(entry), " is sharded across the program's ",
+          num_partitions,
           " partitions; Kiln has no SPMD partitioner yet (replicated "
           "values run on every partition)");
     }
