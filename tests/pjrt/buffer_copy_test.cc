@@ -43,20 +43,7 @@ class BufferCopyTest : public PluginTest {
     return args.memory;
   }
   PJRT_Buffer* ErrorBuffer(PJRT_Error_Code code, const std::string& message) {
-    std::vector<int64_t> dims = {3};
-    auto args = KILN_ARGS(PJRT_Client_CreateErrorBuffer_Args);
-    args.client = client_;
-    args.error_code = code;
-    args.error_message = message.data();
-    args.error_message_size = message.size();
-    args.shape_dims = dims.data();
-    args.shape_num_dims = 1;
-    args.shape_element_type = PJRT_Buffer_Type_F32;
-    args.memory = DefaultMemory(Devices()[0]);
-    ErrorInfo info =
-        TakeError(api_, api_->PJRT_Client_CreateErrorBuffer(&args));
-    EXPECT_EQ(info.code, PJRT_Error_Code_OK) << Describe(info);
-    return args.buffer;
+    return ErrorBufferF32(code, message, {3});
   }
 };
 

@@ -540,20 +540,12 @@ TEST_F(ExecuteTest, ErrorOfAnInputReachesTheOutputs) {
   // An input that holds only an error (what a failed upstream computation
   // leaves): the run fails at run time, and the caller learns it through
   // the outputs' events and ToHostBuffer, not through Execute.
-  int64_t dims[1] = {4};
-  const char message[] = "upstream step failed";
-  auto error = KILN_ARGS(PJRT_Client_CreateErrorBuffer_Args);
-  error.client = client_;
-  error.error_code = PJRT_Error_Code_ABORTED;
-  error.error_message = message;
-  error.error_message_size = std::strlen(message);
-  error.shape_dims = dims;
-  error.shape_num_dims = 1;
-  error.shape_element_type = PJRT_Buffer_Type_F32;
-  error.memory = DefaultMemory(Devices()[0]);
-  PJRT_ASSERT_OK(api_, api_->PJRT_Client_CreateErrorBuffer(&error));
+  const std::string message = "upstream step failed";
+  PJRT_Buffer* error_buffer =
+      ErrorBufferF32(PJRT_Error_Code_ABORTED, message, {4});
+  ASSERT_NE(error_buffer, nullptr);
   PJRT_Buffer* b = UploadF32(kB, {4});
-  ExecuteResult result = Execute(loaded, {{error.buffer, b}});
+  ExecuteResult result = Execute(loaded, {{error_buffer, b}});
   ASSERT_EQ(result.error.code, PJRT_Error_Code_OK)
       << "Execute is asynchronous; it should not report input errors itself: "
       << Describe(result.error);
@@ -575,29 +567,21 @@ TEST_F(ExecuteTest, ErrorOfAnInputReachesTheOutputs) {
   ASSERT_NE(good, nullptr);
   // a * b + b by hand: 0.5+0.5, -2-1, 30+10, 400+100.
   EXPECT_EQ(DownloadF32(good), (std::vector<float>{1, -3, 40, 500}));
-  DestroyBuffers({error.buffer, b, out, a, good});
+  DestroyBuffers({error_buffer, b, out, a, good});
   DestroyLoadedExecutable(loaded);
 }
 
 TEST_F(ExecuteTest, ErrorPropagatesThroughAChainOfExecutions) {
   PJRT_LoadedExecutable* loaded = Compile(kMultiplyAdd);
   ASSERT_NE(loaded, nullptr);
-  int64_t dims[1] = {4};
-  const char message[] = "bad input";
-  auto error = KILN_ARGS(PJRT_Client_CreateErrorBuffer_Args);
-  error.client = client_;
-  error.error_code = PJRT_Error_Code_DATA_LOSS;
-  error.error_message = message;
-  error.error_message_size = std::strlen(message);
-  error.shape_dims = dims;
-  error.shape_num_dims = 1;
-  error.shape_element_type = PJRT_Buffer_Type_F32;
-  error.memory = DefaultMemory(Devices()[0]);
-  PJRT_ASSERT_OK(api_, api_->PJRT_Client_CreateErrorBuffer(&error));
+  const std::string message = "bad input";
+  PJRT_Buffer* error_buffer =
+      ErrorBufferF32(PJRT_Error_Code_DATA_LOSS, message, {4});
+  ASSERT_NE(error_buffer, nullptr);
   PJRT_Buffer* b = UploadF32(kB, {4});
   // Three steps queued without waiting, each reading the previous output.
-  std::vector<PJRT_Buffer*> owned = {error.buffer, b};
-  PJRT_Buffer* current = error.buffer;
+  std::vector<PJRT_Buffer*> owned = {error_buffer, b};
+  PJRT_Buffer* current = error_buffer;
   for (int step = 0; step < 3; ++step) {
     ExecuteResult result = Execute(loaded, {{current, b}}, nullptr, {}, false);
     ASSERT_EQ(result.error.code, PJRT_Error_Code_OK) << Describe(result.error);

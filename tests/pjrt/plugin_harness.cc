@@ -160,6 +160,23 @@ PJRT_Buffer* PluginTest::UploadF32(const std::vector<float>& values,
   return Upload(values.data(), PJRT_Buffer_Type_F32, dims, device);
 }
 
+PJRT_Buffer* PluginTest::ErrorBufferF32(PJRT_Error_Code code,
+                                        const std::string& message,
+                                        const std::vector<int64_t>& dims) {
+  auto args = KILN_ARGS(PJRT_Client_CreateErrorBuffer_Args);
+  args.client = client_;
+  args.error_code = code;
+  args.error_message = message.data();
+  args.error_message_size = message.size();
+  args.shape_dims = dims.data();
+  args.shape_num_dims = dims.size();
+  args.shape_element_type = PJRT_Buffer_Type_F32;
+  args.memory = DefaultMemory(Devices()[0]);
+  ErrorInfo info = TakeError(api_, api_->PJRT_Client_CreateErrorBuffer(&args));
+  EXPECT_EQ(info.code, PJRT_Error_Code_OK) << Describe(info);
+  return args.buffer;
+}
+
 std::vector<uint8_t> PluginTest::Download(PJRT_Buffer* buffer) {
   auto query = KILN_ARGS(PJRT_Buffer_ToHostBuffer_Args);
   query.src = buffer;

@@ -100,6 +100,11 @@ class PluginTest : public ::testing::Test {
   PJRT_Buffer* UploadF32(const std::vector<float>& values,
                          const std::vector<int64_t>& dims,
                          PJRT_Device* device = nullptr);
+  // PJRT_Client_CreateErrorBuffer: an f32 buffer of `dims` on device 0's
+  // default memory holding only `code` and `message` (what a failed
+  // upstream computation leaves). Fails the test on error.
+  PJRT_Buffer* ErrorBufferF32(PJRT_Error_Code code, const std::string& message,
+                              const std::vector<int64_t>& dims);
 
   // ToHostBuffer with no host layout into a vector of the needed size;
   // awaits the event.
