@@ -7,7 +7,9 @@
 // holding the stable arrays and strings the queries hand out.
 #include <cstring>
 
+#include "base/file.h"
 #include "base/fingerprint.h"
+#include "base/logging.h"
 #include "pjrt/args.h"
 #include "pjrt/compile_options.h"
 #include "pjrt/element_types.h"
@@ -189,8 +191,25 @@ std::shared_ptr<const ExecutableState> MakeExecutableState(
   return state;
 }
 
+// With KILN_DUMP_DIR set, every program a framework compiles is written there
+// as it arrived (`<fingerprint>.program`, with its `.options` proto), so that
+// `kiln print` and `kiln run` can replay it. A failed write is only logged.
+void DumpProgram(std::string_view program, std::string_view options) {
+  std::string dir = GetEnv("KILN_DUMP_DIR");
+  if (dir.empty()) return;
+  std::string stem =
+      dir + "/" +
+      FingerprintToHex(FingerprintCombine(Fingerprint64(program),
+                                          Fingerprint64(options)));
+  for (Status status : {WriteFile(stem + ".program", program),
+                        WriteFile(stem + ".options", options)}) {
+    if (!status.ok()) KILN_LOG(WARNING) << "KILN_DUMP_DIR: " << status.ToString();
+  }
+}
+
 StatusOr<std::shared_ptr<const ExecutableState>> CompileState(
     PJRT_Client* client, std::string_view program, std::string_view options) {
+  DumpProgram(program, options);
   ASSIGN_OR_RETURN(runtime::CompileSpec spec,
                    ParseCompileOptions(options, *client->runtime));
   ASSIGN_OR_RETURN(

@@ -77,12 +77,14 @@ StatusOr<DecodedAttr> AttrTypeTable::DecodeAttribute(const AttrTypeEntry& entry,
     ASSIGN_OR_RETURN(result, DecodeBuiltinAttribute(*this, reader));
   } else if (dialect == "vhlo") {
     ASSIGN_OR_RETURN(result.attr, DecodeVhloAttribute(*this, reader));
+  } else if (dialect == "sdy") {
+    ASSIGN_OR_RETURN(result.attr, DecodeSdyAttribute(*this, reader));
   } else {
     return reader.Error(
         "Kiln cannot decode the bytecode encoding of attributes of "
         "dialect '",
         EscapeForMessage(dialect),
-        "' (only builtin and vhlo, or assembly text)");
+        "' (only builtin, vhlo and sdy, or assembly text)");
   }
   if (!reader.empty()) {
     return reader.Error(reader.remaining(),

@@ -91,6 +91,9 @@ StatusOr<ir::Type> DecodeBuiltinType(AttrTypeTable& table, ByteReader& reader);
 StatusOr<ir::Attribute> DecodeVhloAttribute(AttrTypeTable& table,
                                             ByteReader& reader);
 StatusOr<ir::Type> DecodeVhloType(AttrTypeTable& table, ByteReader& reader);
+// Shardy's attributes, kept as the assembly text Shardy prints for them.
+StatusOr<ir::Attribute> DecodeSdyAttribute(AttrTypeTable& table,
+                                           ByteReader& reader);
 
 // Shared helpers of the dialect decoders.
 

@@ -22,6 +22,45 @@ enum OpMask : uint8_t {
 // The smallest encoding of an op: name, mask and location.
 constexpr uint64_t kMinOpBytes = 3;
 
+// Ops of other dialects whose properties Kiln reads: each property in the
+// order MLIR's generated writer stores them (sorted by name), optional ones
+// as `(index << 1) | present`. Source: shardy/dialect/sdy/ir/ops.td.
+struct OdsProperty {
+  const char* name;
+  bool optional;
+};
+struct OdsOpProperties {
+  std::string_view op;
+  std::initializer_list<OdsProperty> properties;
+};
+constexpr OdsOpProperties kOdsOps[] = {
+    {"sdy.mesh", {{"mesh", false}, {"sym_name", false}}},
+    {"sdy.sharding_constraint", {{"sharding", false}}},
+    {"sdy.reshard", {{"sharding", false}}},
+    {"sdy.manual_computation",
+     {{"in_shardings", false}, {"manual_axes", false}, {"out_shardings", false}}},
+    {"sdy.sharding_group", {{"group_id", false}}},
+    {"sdy.propagation_barrier", {{"allowed_direction", false}}},
+    {"sdy.named_computation",
+     {{"in_shardings", true}, {"name", false}, {"out_shardings", true}}},
+    {"sdy.data_flow_edge", {{"sharding", true}}},
+    {"sdy.constant", {{"value", false}}},
+    {"sdy.all_gather", {{"gathering_axes", false}, {"out_sharding", false}}},
+    {"sdy.all_slice", {{"out_sharding", false}, {"slicing_axes", false}}},
+    {"sdy.all_reduce", {{"out_sharding", false}, {"reduction_axes", false}}},
+    {"sdy.all_to_all", {{"out_sharding", false}, {"params", false}}},
+    {"sdy.collective_permute", {{"out_sharding", false}}},
+    {"sdy.reduce_scatter",
+     {{"out_sharding", false}, {"reduce_scatter_axes", false}}},
+};
+
+const OdsOpProperties* FindOdsOp(std::string_view name) {
+  for (const OdsOpProperties& op : kOdsOps) {
+    if (op.op == name) return &op;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 IrReader::IrReader(const Container& file, AttrTypeTable& table)
@@ -167,6 +206,21 @@ Status IrReader::ReadProperties(ByteReader& reader, const OpNameInfo& name,
       StatusOr<ir::Attribute> value = table_.Attribute(attr_index);
       if (!value.ok()) return value.status().WithContext(blob.what());
       properties.Set(property, std::move(value).value());
+    }
+  } else if (const OdsOpProperties* ods = FindOdsOp(full_name)) {
+    for (const OdsProperty& property : ods->properties) {
+      if (!property.optional) {
+        ASSIGN_OR_RETURN(ir::Attribute value, table_.ReadAttribute(blob));
+        properties.Set(property.name, value);
+        continue;
+      }
+      uint64_t attr_index;
+      bool present;
+      RETURN_IF_ERROR(blob.ReadVarIntWithFlag(attr_index, present));
+      if (!present) continue;
+      StatusOr<ir::Attribute> value = table_.Attribute(attr_index);
+      if (!value.ok()) return value.status().WithContext(blob.what());
+      properties.Set(property.name, std::move(value).value());
     }
   } else {
     return reader.Error(

@@ -1,0 +1,50 @@
+"""Registers Kiln with JAX as the platform `kiln`.
+
+JAX imports every `jax_plugins.*` module (and every `jax_plugins` entry point)
+when it first looks for backends, and calls `initialize()`. Select Kiln with
+`JAX_PLATFORMS=kiln` (or `kiln,cpu` to keep JAX's CPU backend beside it).
+
+Client create options, merged in this order (later wins):
+  1. `KILN_CPU_DEVICE_COUNT` in the environment (the number of devices);
+  2. `set_options(...)`, called before JAX creates its backends;
+  3. JAX's own `jax_pjrt_client_create_options` / `JAX_PJRT_CLIENT_CREATE_OPTIONS`
+     ("cpu_device_count:8"; the plugin accepts integers written as strings).
+"""
+
+import os
+from typing import Any
+
+import kiln_pjrt
+
+_options: dict[str, Any] = {}
+
+
+def set_options(**options: Any) -> None:
+    """Sets client create options, e.g. `set_options(cpu_device_count=8)`.
+
+    Takes effect when JAX creates the Kiln client, so call it before the
+    first `jax.devices()` or computation.
+    """
+    _options.update(options)
+
+
+def _client_options() -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    count = os.environ.get("KILN_CPU_DEVICE_COUNT")
+    if count:
+        options["cpu_device_count"] = int(count)
+    options.update(_options)
+    return options
+
+
+def initialize() -> None:
+    from jax._src import xla_bridge
+
+    xla_bridge.register_plugin(
+        kiln_pjrt.PLATFORM_NAME,
+        library_path=kiln_pjrt.library_path(),
+        options=_client_options,
+    )
+    from . import lowerings
+
+    lowerings.register()

@@ -1,0 +1,26 @@
+"""Lowering rules for primitives JAX lowers per platform.
+
+JAX lowers most primitives with platform-independent rules, but some have
+rules only for named platforms (linear-algebra decompositions call LAPACK
+through custom calls on `cpu`). For a platform named `kiln` JAX would find
+no rule, so Kiln takes the `cpu` rules for those primitives: Kiln implements
+the custom-call targets they emit (JAX's LAPACK FFI targets) natively.
+
+Primitives that also have a generic rule keep it: that rule is plain
+StableHLO, which Kiln compiles like everything else.
+"""
+
+_PLATFORM = "kiln"
+_TEMPLATE = "cpu"
+
+
+def register() -> None:
+    from jax._src.interpreters import mlir
+
+    template = mlir._platform_specific_lowerings[_TEMPLATE]
+    ours = mlir._platform_specific_lowerings[_PLATFORM]
+    for primitive, entry in list(template.items()):
+        if primitive in mlir._lowerings or primitive in ours:
+            continue
+        mlir.register_lowering(primitive, entry.rule, platform=_PLATFORM,
+                               inline=entry.inline)

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Runs JAX's own test modules on JAX's CPU backend and on Kiln, and compares.
+
+Each module runs in its own pytest process, once with JAX_PLATFORMS=cpu and
+once with JAX_PLATFORMS=kiln, in the same environment. Per module it prints the
+tests run, how many passed on cpu, how many on kiln, and how many passed on cpu
+but not on kiln; then a total line. A test that fails on cpu is not counted
+against Kiln. `--record FILE` writes the run as JSON: per module the counts,
+and every test that passed on cpu but not on kiln with its first error line,
+grouped by that line.
+
+    .venv/bin/python python/tools/run_jax_tests.py                # every module
+    .venv/bin/python python/tools/run_jax_tests.py lax_test fft_test
+    .venv/bin/python python/tools/run_jax_tests.py --set ci --record out.json
+"""
+
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+# Modules that need several devices; run with --devices 8 (the issue on many
+# devices finishes them). The rest are single-device modules.
+MULTI_DEVICE = {"pmap_test", "pjit_test", "shard_map_test", "multi_device_test",
+                "memories_test"}
+
+# A subset that fits CI's time beside everything else (see docs/jax.md).
+CI_SET = ["api_test", "core_test", "dtypes_test", "device_test", "fft_test",
+          "jax_jit_test", "x64_context_test", "xla_bridge_test", "state_test",
+          "mutable_array_test", "custom_api_test", "batching_test"]
+
+
+def shared_dir() -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.environ.get("KILN_SHARED_DIR",
+                          os.path.join(here, "..", "..", "..", "shared"))
+
+
+def parse_junit(path: str) -> dict[str, tuple[str, str]]:
+    """Maps test id -> (outcome, first line of the failure or skip message)."""
+    results: dict[str, tuple[str, str]] = {}
+    if not os.path.exists(path):
+        return results
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError:
+        return results
+    for case in root.iter("testcase"):
+        test_id = f"{case.get('classname', '')}::{case.get('name', '')}"
+        outcome, message = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error"):
+                outcome = "failed"
+                message = (child.get("message") or child.text or "").strip()
+                break
+            if child.tag == "skipped":
+                outcome = "skipped"
+                message = (child.get("message") or "").strip()
+        results[test_id] = (outcome, message.splitlines()[0][:300] if message else "")
+    return results
+
+
+def run_module(module: str, platform: str, args) -> tuple[dict, float, str]:
+    tests_dir = os.path.join(shared_dir(), "jax-tests")
+    env = dict(os.environ)
+    env["JAX_PLATFORMS"] = platform
+    env["JAX_NUM_GENERATED_CASES"] = str(args.cases)
+    if args.devices > 1:
+        if platform == "cpu":
+            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
+                                f" --xla_force_host_platform_device_count={args.devices}")
+        else:
+            env["KILN_CPU_DEVICE_COUNT"] = str(args.devices)
+    with tempfile.TemporaryDirectory() as tmp:
+        junit = os.path.join(tmp, "junit.xml")
+        command = [sys.executable, "-m", "pytest",
+                   os.path.join(tests_dir, "tests", f"{module}.py"),
+                   "-q", "--tb=no", "-p", "no:cacheprovider",
+                   f"--junitxml={junit}", "-o", "junit_family=xunit1",
+                   "--rootdir", tests_dir]
+        if args.jobs > 1:
+            command += ["-n", str(args.jobs)]
+        start = time.monotonic()
+        try:
+            proc = subprocess.run(command, env=env, cwd=tmp, capture_output=True,
+                                  text=True, timeout=args.timeout)
+            tail = (proc.stdout + proc.stderr)[-2000:]
+            if proc.returncode not in (0, 1):
+                tail = f"pytest exited {proc.returncode}\n" + tail
+        except subprocess.TimeoutExpired as e:
+            tail = f"timed out after {args.timeout} s"
+        seconds = time.monotonic() - start
+        return parse_junit(junit), seconds, tail
+
+
+def cause_of(message: str) -> str:
+    """A message with numbers and quoted names blurred, to group failures."""
+    text = re.sub(r"0x[0-9a-f]+", "ADDR", message)
+    text = re.sub(r"\d+", "N", text)
+    return text[:160]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("modules", nargs="*", help="module names (default: all)")
+    parser.add_argument("--set", choices=["all", "ci", "single", "multi"], default=None)
+    parser.add_argument("--cases", type=int, default=10,
+                        help="JAX_NUM_GENERATED_CASES (default 10)")
+    parser.add_argument("--devices", type=int, default=1,
+                        help="devices on both backends (multi-device modules need 8)")
+    parser.add_argument("--jobs", type=int, default=1, help="pytest-xdist workers")
+    parser.add_argument("--timeout", type=int, default=3600, help="seconds per module run")
+    parser.add_argument("--record", help="write the run as JSON to this file")
+    args = parser.parse_args()
+
+    tests_dir = os.path.join(shared_dir(), "jax-tests", "tests")
+    if not os.path.isdir(tests_dir):
+        print(f"skipped: JAX's tests are not at {tests_dir} (set KILN_SHARED_DIR)")
+        return 0
+    every = sorted(f[:-3] for f in os.listdir(tests_dir) if f.endswith("_test.py"))
+    modules = args.modules
+    if not modules:
+        chosen = args.set or "all"
+        modules = {"all": every, "ci": CI_SET,
+                   "single": [m for m in every if m not in MULTI_DEVICE],
+                   "multi": [m for m in every if m in MULTI_DEVICE]}[chosen]
+
+    record = {"cases": args.cases, "devices": args.devices, "modules": {}}
+    header = f"{'module':28} {'tests':>6} {'cpu':>6} {'kiln':>6} {'cpu!kiln':>8} {'kiln/cpu':>9}  time cpu/kiln"
+    print(header, flush=True)
+    totals = collections.Counter()
+    worst_single = None
+    for module in modules:
+        cpu, cpu_s, cpu_tail = run_module(module, "cpu", args)
+        kiln, kiln_s, kiln_tail = run_module(module, "kiln", args)
+        ids = set(cpu) | set(kiln)
+        passed_cpu = {t for t in ids if cpu.get(t, ("missing",))[0] == "passed"}
+        passed_kiln = {t for t in ids if kiln.get(t, ("missing",))[0] == "passed"}
+        lost = sorted(passed_cpu - passed_kiln)
+        ratio = len(passed_cpu & passed_kiln) / len(passed_cpu) if passed_cpu else 1.0
+        print(f"{module:28} {len(ids):6} {len(passed_cpu):6} {len(passed_kiln):6} "
+              f"{len(lost):8} {100 * ratio:8.2f}%  {cpu_s:5.0f}s/{kiln_s:.0f}s", flush=True)
+        if not cpu and not kiln:
+            print(f"  no results: {cpu_tail.strip().splitlines()[-1:]}"
+                  f" / {kiln_tail.strip().splitlines()[-1:]}", flush=True)
+        totals.update(tests=len(ids), cpu=len(passed_cpu), kiln=len(passed_kiln),
+                      lost=len(lost))
+        if module not in MULTI_DEVICE and (worst_single is None or ratio < worst_single[1]):
+            worst_single = (module, ratio)
+        causes = collections.defaultdict(list)
+        for t in lost:
+            outcome, message = kiln.get(t, ("missing", "no result on kiln (crash or timeout)"))
+            causes[cause_of(message or outcome)].append(t)
+        record["modules"][module] = {
+            "tests": len(ids), "passed_cpu": len(passed_cpu),
+            "passed_kiln": len(passed_kiln), "passed_cpu_not_kiln": len(lost),
+            "kiln_over_cpu": round(ratio, 4), "seconds_cpu": round(cpu_s, 1),
+            "seconds_kiln": round(kiln_s, 1), "multi_device": module in MULTI_DEVICE,
+            "failures_by_cause": {c: sorted(ts) for c, ts in
+                                  sorted(causes.items(), key=lambda kv: -len(kv[1]))},
+        }
+        if not kiln and kiln_tail:
+            record["modules"][module]["kiln_output_tail"] = kiln_tail
+    total_ratio = ((totals["cpu"] - totals["lost"]) / totals["cpu"]) if totals["cpu"] else 1.0
+    print(f"{'total':28} {totals['tests']:6} {totals['cpu']:6} {totals['kiln']:6} "
+          f"{totals['lost']:8} {100 * total_ratio:8.2f}%")
+    if worst_single:
+        print(f"lowest single-device module: {worst_single[0]} {100 * worst_single[1]:.2f}%")
+    record["total"] = dict(totals, kiln_over_cpu=round(total_ratio, 4))
+    if args.record:
+        with open(args.record, "w") as f:
+            json.dump(record, f, indent=1, sort_keys=True)
+            f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds the plugin and the kiln-pjrt wheel into dist/ (or $KILN_DIST_DIR).
+# The wheel's library is the build's, stripped of debug information.
+#   ./scripts/build_wheel.sh && pip install dist/kiln_pjrt-*.whl
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${KILN_BUILD_DIR:-$ROOT/build}"
+DIST="${KILN_DIST_DIR:-$ROOT/dist}"
+VENV="${KILN_VENV:-$ROOT/.venv}"
+"$ROOT/scripts/setup.sh"
+"$ROOT/scripts/setup_python.sh"
+"$ROOT/scripts/build.sh" --target pjrt_kiln
+STAGE="$(mktemp -d)"
+trap 'rm -rf "$STAGE"' EXIT
+strip --strip-debug -o "$STAGE/libpjrt_kiln.so" "$BUILD/lib/libpjrt_kiln.so"
+# setuptools writes its build/ and egg-info beside the sources: build from a copy.
+cp -r "$ROOT/python" "$STAGE/src"
+rm -rf "$DIST" && mkdir -p "$DIST"
+KILN_PLUGIN_LIBRARY="$STAGE/libpjrt_kiln.so" "$VENV/bin/python" -m pip wheel -q \
+  --disable-pip-version-check --no-deps --no-build-isolation -w "$DIST" "$STAGE/src"
+ls "$DIST"/kiln_pjrt-*.whl
