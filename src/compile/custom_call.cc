@@ -51,6 +51,27 @@ const CustomCallRegistry& CustomCallRegistry::Builtin() {
     r->Register("sdy.propagation_barrier", LowerAsIdentity);
     r->Register("sdy.mesh",
                 [](Lowering&, const ir::Operation&) { return OkStatus(); });
+    // JAX's extended dtypes (PRNG keys) leave casts between a key and its
+    // representation; after serialization both sides have the same type.
+    r->Register("builtin.unrealized_conversion_cast",
+                [](Lowering& lowering, const ir::Operation& op) -> Status {
+                  if (op.num_operands() != op.num_results()) {
+                    return UnimplementedError(
+                        op.Describe(), ": a cast of ", op.num_operands(),
+                        " values to ", op.num_results(),
+                        " (Kiln reads one-to-one casts only)");
+                  }
+                  for (int i = 0; i < op.num_results(); ++i) {
+                    if (op.operand(i)->type() != op.result(i)->type()) {
+                      return UnimplementedError(
+                          op.Describe(), ": a cast from ",
+                          op.operand(i)->type().ToString(), " to ",
+                          op.result(i)->type().ToString(),
+                          " (Kiln reads casts between equal types only)");
+                    }
+                  }
+                  return LowerAsIdentity(lowering, op);
+                });
     return r;
   }();
   return *registry;

@@ -473,7 +473,11 @@ Status Executable::CheckRequest(const ExecuteRequest& request) const {
       return InvalidArgumentError("argument ", i, " (", buffer->ToString(),
                                   ") was deleted or donated");
     }
-    if (!(buffer->shape() == parameters_[i].shape)) {
+    // JAX passes tokens as empty arrays (pred[0]): a token carries no data,
+    // so any buffer without elements stands for one.
+    const bool token_stand_in = parameters_[i].shape.dtype() == DType::kToken &&
+                                buffer->shape().element_count() == 0;
+    if (!(buffer->shape() == parameters_[i].shape) && !token_stand_in) {
       return InvalidArgumentError("argument ", i, " is ",
                                   buffer->shape().ToString(),
                                   "; the executable takes ",
@@ -492,6 +496,24 @@ Status Executable::CheckRequest(const ExecuteRequest& request) const {
                                   " is outside the ", count, " arguments");
     }
   }
+  // A donated buffer must be used once: donating it would free what its
+  // other use still reads. XLA refuses the call in the same way, and JAX
+  // relies on it (`f(donate(a), a)` raises).
+  for (int output_alias : output_aliases_) {
+    if (output_alias < 0 || request.non_donatable.count(output_alias) > 0) {
+      continue;
+    }
+    const size_t donated = static_cast<size_t>(output_alias);
+    for (size_t i = 0; i < count; ++i) {
+      if (i == donated || request.arguments[i] != request.arguments[donated]) {
+        continue;
+      }
+      return InvalidArgumentError(
+          "argument ", donated, " is donated and also passed as argument ", i,
+          ": a buffer cannot be donated and used again in the same call to "
+          "Execute()");
+    }
+  }
   return OkStatus();
 }
 
@@ -501,20 +523,11 @@ StatusOr<ExecuteResult> Executable::Execute(ExecuteRequest request) const {
   Device* device = target.device;
   const std::shared_ptr<const exec::Plan>& plan = plans_[target.plan];
   const size_t count = request.arguments.size();
-  // A buffer passed twice is read twice and never donated.
-  std::vector<int> uses(count, 0);
-  for (size_t i = 0; i < count; ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (request.arguments[j] == request.arguments[i]) ++uses[i], ++uses[j];
-    }
-  }
-
   // Which arguments give their storage to an output.
   std::vector<int> donated_to(count, -1);
   for (size_t output = 0; output < output_aliases_.size(); ++output) {
     int argument = output_aliases_[output];
     if (argument < 0 || request.non_donatable.count(argument) > 0 ||
-        uses[argument] > 0 ||
         request.arguments[argument]->external_reference_count() > 0) {
       continue;
     }

@@ -193,17 +193,26 @@ module @jit_g attributes {mhlo.input_output_alias = [{alias = {kind = "may_alias
   DestroyLoadedExecutable(loaded);
 }
 
-TEST_F(ExecuteTest, BufferPassedTwiceIsNotDonated) {
+TEST_F(ExecuteTest, BufferDonatedAndPassedAgainIsAnError) {
   PJRT_LoadedExecutable* loaded = Compile(kAliasedAdd);
   ASSERT_NE(loaded, nullptr);
   PJRT_Buffer* a = UploadF32(kA, {4});
   // Argument 0 (donated) and argument 1 are the same buffer: donating it
-  // would free what argument 1 still reads.
-  PJRT_Buffer* out = RunOnce(loaded, a, a);
+  // would free what argument 1 still reads. XLA refuses such a call, and so
+  // does Kiln, without touching the buffer.
+  ExecuteResult refused = Execute(loaded, {{a, a}}, nullptr, {});
+  EXPECT_EQ(refused.error.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(refused.error.message.find(
+                "argument 0 is donated and also passed as argument 1"),
+            std::string::npos)
+      << refused.error.message;
+  EXPECT_FALSE(IsDeleted(a));
+  EXPECT_EQ(DownloadF32(a), kA);
+  // Marked non-donatable, the same call reads the buffer twice.
+  PJRT_Buffer* out = RunOnce(loaded, a, a, /*non_donatable=*/{0});
   ASSERT_NE(out, nullptr);
   EXPECT_EQ(DownloadF32(out), (std::vector<float>{2, 4, 6, 8}));
   EXPECT_FALSE(IsDeleted(a));
-  EXPECT_EQ(DownloadF32(a), kA);
   DestroyBuffers({a, out});
   DestroyLoadedExecutable(loaded);
 }

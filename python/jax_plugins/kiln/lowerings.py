@@ -1,4 +1,4 @@
-"""Lowering rules for primitives JAX lowers per platform.
+"""What JAX decides per platform, set for `kiln`: lowering rules and donation.
 
 JAX lowers most primitives with platform-independent rules, but some have
 rules only for named platforms (linear-algebra decompositions call LAPACK
@@ -16,6 +16,11 @@ _TEMPLATE = "cpu"
 
 def register() -> None:
     from jax._src.interpreters import mlir
+
+    # JAX emits input/output aliases (donation) only for the platforms it
+    # lists; Kiln honours them (`tf.aliasing_output`, `jax.buffer_donor`).
+    if _PLATFORM not in mlir._platforms_with_donation:
+        mlir._platforms_with_donation.append(_PLATFORM)
 
     template = mlir._platform_specific_lowerings[_TEMPLATE]
     ours = mlir._platform_specific_lowerings[_PLATFORM]
