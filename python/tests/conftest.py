@@ -8,6 +8,8 @@ depends on the dtype (`assert_close`). XLA:CPU is the reference.
 Run from the `python/` folder:
 
     KILN_PLUGIN_LIBRARY=../build/lib/libpjrt_kiln.so ../.venv/bin/python -m pytest tests -q
+
+`KILN_TESTS_PLATFORM=cpu` runs XLA:CPU on both sides, to check the tests.
 """
 
 import os
@@ -51,8 +53,13 @@ _TOLERANCES = {
 }
 
 
+# KILN_TESTS_PLATFORM=cpu puts XLA:CPU on both sides: a check of the tests
+# themselves (a test that fails that way is wrong, not Kiln).
+KILN_PLATFORM = os.environ.get("KILN_TESTS_PLATFORM", "kiln")
+
+
 def kiln_device(index: int = 0):
-    return jax.devices("kiln")[index]
+    return jax.devices(KILN_PLATFORM)[index]
 
 
 def cpu_device():

@@ -1,9 +1,152 @@
 #include "pjrt/compile_options.h"
 
+#include <cctype>
+#include <cstdlib>
+#include <string>
+
 #include "runtime/device.h"
 #include "proto/xla_compile_options.pb.h"
 
 namespace kiln::pjrt {
+namespace {
+
+// Compiler options by name (JAX's `jit(..., compiler_options={...})`, the
+// proto's `env_option_overrides`). XLA applies each to its DebugOptions or
+// build options and refuses names it does not have; JAX's users rely on the
+// refusal to catch typos. Kiln has none of XLA's passes, so it accepts and
+// ignores every option named like one of XLA's (`xla_*`) and the effort
+// knobs, checks the value's type where it knows the option, and refuses
+// anything else with XLA's words.
+enum class OptionType { kBool, kInt, kFloat, kString };
+
+struct KnownOption {
+  std::string_view name;
+  OptionType type;
+};
+
+constexpr KnownOption kKnownOptions[] = {
+    {"exec_time_optimization_effort", OptionType::kFloat},
+    {"memory_fitting_effort", OptionType::kFloat},
+    {"optimization_level", OptionType::kInt},
+    {"memory_fitting_level", OptionType::kInt},
+    {"xla_embed_ir_in_executable", OptionType::kBool},
+    {"xla_dump_to", OptionType::kString},
+    {"xla_dump_hlo_as_text", OptionType::kBool},
+    {"xla_dump_hlo_as_proto", OptionType::kBool},
+    {"xla_dump_hlo_module_re", OptionType::kString},
+    {"xla_dump_hlo_pass_re", OptionType::kString},
+    {"xla_backend_optimization_level", OptionType::kInt},
+    {"xla_cpu_enable_fast_math", OptionType::kBool},
+    {"xla_cpu_fast_math_honor_nans", OptionType::kBool},
+    {"xla_cpu_fast_math_honor_infs", OptionType::kBool},
+    {"xla_cpu_fast_math_honor_division", OptionType::kBool},
+    {"xla_cpu_fast_math_honor_functions", OptionType::kBool},
+    {"xla_cpu_use_thunk_runtime", OptionType::kBool},
+    {"xla_cpu_parallel_codegen_split_count", OptionType::kInt},
+    {"xla_llvm_disable_expensive_passes", OptionType::kBool},
+    {"xla_disable_hlo_passes", OptionType::kString},
+    {"xla_enable_hlo_passes_only", OptionType::kString},
+    {"xla_detailed_logging", OptionType::kBool},
+    {"xla_enable_dumping", OptionType::kBool},
+};
+
+const char* TypeName(OptionType type) {
+  switch (type) {
+    case OptionType::kBool:
+      return "bool";
+    case OptionType::kInt:
+      return "int64";
+    case OptionType::kFloat:
+      return "double";
+    case OptionType::kString:
+      return "string";
+  }
+  return "?";
+}
+
+// Whether `text` spells a value of `type` the way XLA's flag parser reads
+// strings (absl's SimpleAtob / SimpleAtoi / SimpleAtod).
+bool ParsesAs(std::string_view text, OptionType type) {
+  std::string lower;
+  for (char c : text) lower.push_back(static_cast<char>(std::tolower(c)));
+  switch (type) {
+    case OptionType::kBool:
+      for (const char* word :
+           {"true", "t", "yes", "y", "1", "false", "f", "no", "n", "0"}) {
+        if (lower == word) return true;
+      }
+      return false;
+    case OptionType::kInt: {
+      if (lower.empty()) return false;
+      size_t start = lower[0] == '-' || lower[0] == '+' ? 1 : 0;
+      if (start == lower.size()) return false;
+      for (size_t i = start; i < lower.size(); ++i) {
+        if (!std::isdigit(static_cast<unsigned char>(lower[i]))) return false;
+      }
+      return true;
+    }
+    case OptionType::kFloat: {
+      if (lower.empty()) return false;
+      char* end = nullptr;
+      std::strtod(lower.c_str(), &end);
+      return end == lower.c_str() + lower.size();
+    }
+    case OptionType::kString:
+      return true;
+  }
+  return false;
+}
+
+std::string ValueText(const xla::OptionOverrideProto& value) {
+  switch (value.value_case()) {
+    case xla::OptionOverrideProto::kStringField:
+      return value.string_field();
+    case xla::OptionOverrideProto::kBoolField:
+      return value.bool_field() ? "true" : "false";
+    case xla::OptionOverrideProto::kIntField:
+      return std::to_string(value.int_field());
+    case xla::OptionOverrideProto::kDoubleField:
+      return std::to_string(value.double_field());
+    default:
+      return "";
+  }
+}
+
+Status CheckOptionOverride(const std::string& name,
+                           const xla::OptionOverrideProto& value) {
+  const KnownOption* known = nullptr;
+  for (const KnownOption& option : kKnownOptions) {
+    if (option.name == name) known = &option;
+  }
+  if (known == nullptr) {
+    if (name.rfind("xla_", 0) == 0) return OkStatus();
+    return InvalidArgumentError("No such compile option: '", name, "'");
+  }
+  bool fits = false;
+  switch (value.value_case()) {
+    case xla::OptionOverrideProto::kStringField:
+      fits = ParsesAs(value.string_field(), known->type);
+      break;
+    case xla::OptionOverrideProto::kBoolField:
+      fits = known->type == OptionType::kBool;
+      break;
+    case xla::OptionOverrideProto::kIntField:
+      fits = known->type == OptionType::kInt ||
+             known->type == OptionType::kFloat;
+      break;
+    case xla::OptionOverrideProto::kDoubleField:
+      fits = known->type == OptionType::kFloat;
+      break;
+    default:
+      fits = false;
+  }
+  if (fits) return OkStatus();
+  return InvalidArgumentError("While setting option ", name, ", '",
+                              ValueText(value), "' is not a valid ",
+                              TypeName(known->type), " value.");
+}
+
+}  // namespace
 
 StatusOr<runtime::CompileSpec> ParseCompileOptions(
     std::string_view bytes, const runtime::Client& client) {
@@ -12,6 +155,9 @@ StatusOr<runtime::CompileSpec> ParseCompileOptions(
     return InvalidArgumentError(
         "compile_options (", bytes.size(),
         " bytes) are not a serialized xla.CompileOptionsProto");
+  }
+  for (const auto& [name, value] : proto.env_option_overrides()) {
+    RETURN_IF_ERROR(CheckOptionOverride(name, value));
   }
   if (proto.parameter_is_tupled_arguments()) {
     return UnimplementedError(

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "plugin_harness.h"
+#include "proto/xla_compile_options.pb.h"
 
 namespace kiln::testing {
 namespace {
@@ -381,6 +382,47 @@ TEST_F(CompileBadInputTest, GarbageCompileOptions) {
   EXPECT_TRUE(
       MentionsAny(info.message, {"compile options", "CompileOptionsProto"}));
   EXPECT_EQ(loaded, nullptr);
+}
+
+// JAX's `compiler_options`: names XLA does not have are refused with XLA's
+// words, values of the wrong type too; XLA's own options are accepted.
+TEST_F(CompileBadInputTest, CompilerOptionsAreCheckedByName) {
+  auto compile_with = [&](const std::string& name,
+                          const xla::OptionOverrideProto& value) {
+    xla::CompileOptionsProto proto;
+    proto.ParseFromString(JaxCompileOptions(1, 1, true, {}));
+    (*proto.mutable_env_option_overrides())[name] = value;
+    PJRT_LoadedExecutable* loaded = nullptr;
+    ErrorInfo info = TryCompile(kAdd, proto.SerializeAsString(), &loaded);
+    if (loaded != nullptr) DestroyLoadedExecutable(loaded);
+    return info;
+  };
+  xla::OptionOverrideProto text;
+  text.set_string_field("invalid_value");
+  ErrorInfo unknown = compile_with("invalid_key", text);
+  EXPECT_EQ(unknown.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(unknown.message.find("No such compile option: 'invalid_key'"),
+            std::string::npos)
+      << unknown.message;
+  ErrorInfo wrong_type = compile_with("xla_embed_ir_in_executable", text);
+  EXPECT_EQ(wrong_type.code, PJRT_Error_Code_INVALID_ARGUMENT);
+  EXPECT_NE(wrong_type.message.find("is not a valid bool value."),
+            std::string::npos)
+      << wrong_type.message;
+
+  xla::OptionOverrideProto flag;
+  flag.set_bool_field(true);
+  EXPECT_EQ(compile_with("xla_embed_ir_in_executable", flag).code,
+            PJRT_Error_Code_OK);
+  xla::OptionOverrideProto effort;
+  effort.set_double_field(0.5);
+  EXPECT_EQ(compile_with("exec_time_optimization_effort", effort).code,
+            PJRT_Error_Code_OK);
+  EXPECT_EQ(compile_with("exec_time_compilation_effort", effort).code,
+            PJRT_Error_Code_INVALID_ARGUMENT);
+  text.set_string_field("true");
+  EXPECT_EQ(compile_with("xla_cpu_enable_fast_math", text).code,
+            PJRT_Error_Code_OK);
 }
 
 TEST_F(CompileBadInputTest, MoreReplicasThanDevices) {
