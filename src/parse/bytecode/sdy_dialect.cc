@@ -241,7 +241,8 @@ class SdyDecoder {
       }
       case kDimensionSharding: {
         ASSIGN_OR_RETURN(std::string axes, NestedList(reader, {kAxisRef}));
-        ASSIGN_OR_RETURN(uint64_t closed, reader.ReadVarInt());
+        // Bools are one raw byte (MLIR's writeOwnedBool).
+        ASSIGN_OR_RETURN(uint8_t closed, reader.ReadByte());
         uint64_t priority;
         bool has_priority;
         RETURN_IF_ERROR(reader.ReadVarIntWithFlag(priority, has_priority));
@@ -319,7 +320,7 @@ class SdyDecoder {
           ASSIGN_OR_RETURN(std::string factors, FactorLists(reader));
           if (!factors.empty()) text += std::string(" ") + group + "={" + factors + "}";
         }
-        ASSIGN_OR_RETURN(uint64_t custom, reader.ReadVarInt());
+        ASSIGN_OR_RETURN(uint8_t custom, reader.ReadByte());
         if (custom != 0) text += ", custom";
         return text + ">";
       }
