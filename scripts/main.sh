@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Kiln's main job: set up, build, and run the example through the plugin.
+# Kiln's main job: set up, build the plugin and its Python package, install it
+# into the repository's virtual environment, and train a small network with
+# JAX on Kiln on scikit-learn's handwritten digits. It prints the loss falling,
+# the test accuracy, milliseconds per step on Kiln and on JAX's CPU backend
+# side by side, and what crossed the PJRT boundary.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BUILD="${KILN_BUILD_DIR:-$ROOT/build}"
-"$ROOT/scripts/setup.sh"
-"$ROOT/scripts/build.sh"
-# A small MLP trained through Kiln's client and plugin: the loss falls, then
-# the metrics of every crossing of the seam are printed.
-exec "$BUILD/bin/train_mlp" --plugin "$BUILD/lib/libpjrt_kiln.so"
+VENV="${KILN_VENV:-$ROOT/.venv}"
+"$ROOT/scripts/build_wheel.sh" >/dev/null
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall \
+  --no-deps "${KILN_DIST_DIR:-$ROOT/dist}"/kiln_pjrt-*.whl
+unset KILN_PLUGIN_LIBRARY
+export JAX_PLATFORMS="${JAX_PLATFORMS:-kiln,cpu}"
+exec "$VENV/bin/python" "$ROOT/examples/jax_digits/train.py" "$@"

@@ -1,16 +1,34 @@
 #!/usr/bin/env bash
-# Sets up, builds, and runs every test (unit tests, ABI check, corpus runs).
+# Sets up, builds, and runs every test: the C++ tests (unit, ABI check, corpus
+# runs) with CTest, then JAX on Kiln: Kiln's own JAX suite (python/tests,
+# every result compared with JAX's CPU backend in the same process) and JAX's
+# own test modules of the CI set on cpu and on kiln side by side.
+#   KILN_SKIP_PYTHON=1   only the C++ tests (no virtual environment)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${KILN_BUILD_DIR:-$ROOT/build}"
+VENV="${KILN_VENV:-$ROOT/.venv}"
 "$ROOT/scripts/setup.sh"
+[ -n "${KILN_SKIP_PYTHON:-}" ] || "$ROOT/scripts/setup_python.sh"
 "$ROOT/scripts/build.sh"
 export KILN_SHARED_DIR="${KILN_SHARED_DIR:-$ROOT/../shared}"
-cd "$BUILD"
 status=0
-ctest --output-on-failure -j "$(nproc)" ${KILN_CTEST_ARGS:-} || status=$?
+(cd "$BUILD" && ctest --output-on-failure -j "$(nproc)" ${KILN_CTEST_ARGS:-}) || status=$?
 # What the corpus and ABI tests counted (CTest keeps their output in its log).
 echo "--- corpus and ABI counts"
 grep -hE '^(\[ corpus +\] |ABI |PJRT slots|vhlo golden|rejected [0-9]|text fuzz|[A-Za-z/ ()]+: [0-9]+ passed)' \
-  Testing/Temporary/LastTest.log | sort -u || true
+  "$BUILD/Testing/Temporary/LastTest.log" | sort -u || true
+[ -z "${KILN_SKIP_PYTHON:-}" ] || exit "$status"
+
+echo "--- JAX on Kiln"
+"$ROOT/scripts/build_wheel.sh" >/dev/null
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall \
+  --no-deps "${KILN_DIST_DIR:-$ROOT/dist}"/kiln_pjrt-*.whl
+# The installed wheel is what runs, not a library from the build tree.
+unset KILN_PLUGIN_LIBRARY
+export KILN_BUILD_DIR="$BUILD"
+(cd "$ROOT/python" && "$VENV/bin/python" -m pytest tests -q -p no:cacheprovider) || status=$?
+echo "--- JAX's own test modules (CI set), cpu and kiln"
+"$VENV/bin/python" "$ROOT/python/tools/run_jax_tests.py" --set ci --cases 3 \
+  --min-ratio 0.99 --record "$BUILD/jax-tests-ci.json" || status=$?
 exit "$status"

@@ -69,7 +69,9 @@ def parse_junit(path: str) -> dict[str, tuple[str, str]]:
 def run_module(module: str, platform: str, args) -> tuple[dict, float, str]:
     tests_dir = os.path.join(shared_dir(), "jax-tests")
     env = dict(os.environ)
-    env["JAX_PLATFORMS"] = platform
+    # Kiln runs beside JAX's CPU backend, as a user would run it: tests that
+    # move data between platforms need both, and Kiln is the default.
+    env["JAX_PLATFORMS"] = "kiln,cpu" if platform == "kiln" else platform
     env["JAX_NUM_GENERATED_CASES"] = str(args.cases)
     if args.devices > 1:
         if platform == "cpu":
@@ -118,6 +120,9 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="pytest-xdist workers")
     parser.add_argument("--timeout", type=int, default=3600, help="seconds per module run")
     parser.add_argument("--record", help="write the run as JSON to this file")
+    parser.add_argument("--min-ratio", type=float, default=None,
+                        help="exit 1 if a single-device module's kiln/cpu "
+                             "ratio is below this (e.g. 0.99)")
     args = parser.parse_args()
 
     tests_dir = os.path.join(shared_dir(), "jax-tests", "tests")
@@ -178,6 +183,12 @@ def main() -> int:
         with open(args.record, "w") as f:
             json.dump(record, f, indent=1, sort_keys=True)
             f.write("\n")
+    if args.min_ratio is not None:
+        below = [m for m, r in record["modules"].items()
+                 if not r["multi_device"] and r["kiln_over_cpu"] < args.min_ratio]
+        if below:
+            print(f"below {100 * args.min_ratio:.0f}% of cpu: {', '.join(below)}")
+            return 1
     return 0
 
 

@@ -15,7 +15,13 @@ _TEMPLATE = "cpu"
 
 
 def register() -> None:
+    from jax._src import xla_bridge
     from jax._src.interpreters import mlir
+
+    # JAX_PLATFORMS without kiln: the plugin is not registered, and JAX
+    # refuses rules for platforms it does not know.
+    if not xla_bridge.is_known_platform(_PLATFORM):
+        return
 
     # JAX emits input/output aliases (donation) only for the platforms it
     # lists; Kiln honours them (`tf.aliasing_output`, `jax.buffer_donor`).
