@@ -28,6 +28,7 @@ def register() -> None:
     if _PLATFORM not in mlir._platforms_with_donation:
         mlir._platforms_with_donation.append(_PLATFORM)
 
+    _register_cpu_exports()
     template = mlir._platform_specific_lowerings[_TEMPLATE]
     ours = mlir._platform_specific_lowerings[_PLATFORM]
     for primitive, entry in list(template.items()):
@@ -35,3 +36,28 @@ def register() -> None:
             continue
         mlir.register_lowering(primitive, entry.rule, platform=_PLATFORM,
                                inline=entry.inline)
+
+
+def _register_cpu_exports() -> None:
+    """Lets programs exported for `cpu` (jax.export) run on Kiln.
+
+    An exported function carries the platforms it was lowered for, and JAX
+    refuses to call it on any other. Kiln runs what JAX lowers for `cpu`
+    (StableHLO, and the LAPACK custom calls of the rules above), so a call
+    on `kiln` of a function exported for `cpu` and not for `kiln` uses its
+    `cpu` lowering.
+    """
+    import dataclasses
+
+    from jax._src.export import _export
+    from jax._src.interpreters import mlir
+
+    def lower_call_exported(ctx, *args, exported):
+        if _PLATFORM not in exported.platforms and _TEMPLATE in exported.platforms:
+            platforms = tuple(_PLATFORM if p == _TEMPLATE else p
+                              for p in exported.platforms)
+            exported = dataclasses.replace(exported, platforms=platforms)
+        return _export._call_exported_lowering(ctx, *args, exported=exported)
+
+    mlir.register_lowering(_export.call_exported_p, lower_call_exported,
+                           platform=_PLATFORM)

@@ -93,7 +93,30 @@ inline c128 ComplexExpm1(c128 z) {
   double half_sin = std::sin(y / 2);
   double cos_minus_one = -2.0 * half_sin * half_sin;
   double em1 = std::expm1(x);
-  return {em1 * std::cos(y) + cos_minus_one, std::exp(x) * std::sin(y)};
+  // y = 0 keeps the imaginary part exact (exp(x) may be infinite).
+  double imag = y == 0 ? y : std::exp(x) * std::sin(y);
+  return {em1 * std::cos(y) + cos_minus_one, imag};
+}
+// tan(x + iy) = (sin x cos x + i sinh y cosh y) / (cos^2 x + sinh^2 y): the
+// denominator is 2 (cos 2x + cosh 2y) without its cancellation near the
+// poles. Past |y| = 20 tanh(y) rounds to +-1 and the real part decays as
+// 4 sin x cos x e^(-2|y|), which keeps cosh from overflowing. An infinite
+// or NaN real part gives NaN in both parts, except tan(+-inf +- i inf) = +-i:
+// XLA's values at the edges.
+inline c128 ComplexTan(c128 z) {
+  double x = z.real(), y = z.imag();
+  if (!std::isfinite(x)) {
+    if (std::isinf(y)) return {0.0, std::copysign(1.0, y)};
+    double nan = std::numeric_limits<double>::quiet_NaN();
+    return {nan, nan};
+  }
+  double s = std::sin(x), c = std::cos(x);
+  if (std::fabs(y) > 20) {
+    return {4 * s * c * std::exp(-2 * std::fabs(y)), std::copysign(1.0, y)};
+  }
+  double sh = std::sinh(y), ch = std::cosh(y);
+  double den = c * c + sh * sh;
+  return {s * c / den, sh * ch / den};
 }
 inline c128 ComplexLog1p(c128 z) {
   double x = z.real(), y = z.imag();
@@ -124,7 +147,7 @@ KILN_FLOAT_COMPLEX_FN(Log1p, std::log1p(v), ComplexLog1p(v))
 KILN_FLOAT_COMPLEX_FN(Logistic, 1.0 / (1.0 + std::exp(-v)), ComplexLogistic(v))
 KILN_FLOAT_COMPLEX_FN(Sin, std::sin(v), std::sin(v))
 KILN_FLOAT_COMPLEX_FN(Cos, std::cos(v), std::cos(v))
-KILN_FLOAT_COMPLEX_FN(Tan, std::tan(v), std::tan(v))
+KILN_FLOAT_COMPLEX_FN(Tan, std::tan(v), ComplexTan(v))
 KILN_FLOAT_COMPLEX_FN(Tanh, std::tanh(v), std::tanh(v))
 KILN_FLOAT_COMPLEX_FN(Acos, std::acos(v), std::acos(v))
 KILN_FLOAT_COMPLEX_FN(Acosh, std::acosh(v), std::acosh(v))
