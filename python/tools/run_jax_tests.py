@@ -31,7 +31,8 @@ MULTI_DEVICE = {"pmap_test", "pjit_test", "shard_map_test", "multi_device_test",
                 "memories_test"}
 
 # A subset that fits CI's time beside everything else (docs/jax.md).
-CI_SET = ["api_test", "core_test", "dtypes_test", "device_test", "fft_test",
+# (device_test is left out: under the cpu DUT it checks XLA:CPU's device names.)
+CI_SET = ["api_test", "core_test", "dtypes_test", "fft_test",
           "jax_jit_test", "x64_context_test", "mutable_array_test",
           "custom_api_test", "batching_test", "random_test",
           "lax_numpy_reducers_test", "lax_autodiff_test"]
@@ -73,6 +74,12 @@ def run_module(module: str, platform: str, args) -> tuple[dict, float, str]:
     # Kiln runs beside JAX's CPU backend, as a user would run it: tests that
     # move data between platforms need both, and Kiln is the default.
     env["JAX_PLATFORMS"] = "kiln,cpu" if platform == "kiln" else platform
+    plugin_args = []
+    if platform == "kiln" and args.dut == "cpu":
+        here = os.path.dirname(os.path.abspath(__file__))
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (here, env.get("PYTHONPATH", "")) if p)
+        plugin_args = ["-p", "jax_test_dut_cpu"]
     env["JAX_NUM_GENERATED_CASES"] = str(args.cases)
     if args.devices > 1:
         if platform == "cpu":
@@ -86,7 +93,7 @@ def run_module(module: str, platform: str, args) -> tuple[dict, float, str]:
                    os.path.join(tests_dir, "tests", f"{module}.py"),
                    "-q", "--tb=no", "-p", "no:cacheprovider",
                    f"--junitxml={junit}", "-o", "junit_family=xunit1",
-                   "--rootdir", tests_dir]
+                   "--rootdir", tests_dir] + plugin_args
         if args.jobs > 1:
             command += ["-n", str(args.jobs)]
         start = time.monotonic()
@@ -121,6 +128,10 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="pytest-xdist workers")
     parser.add_argument("--timeout", type=int, default=3600, help="seconds per module run")
     parser.add_argument("--record", help="write the run as JSON to this file")
+    parser.add_argument("--dut", choices=["cpu", "platform"], default="cpu",
+                        help="what JAX's harness is told the kiln run's device is: "
+                             "cpu (default; same tests and tolerances as the cpu run, "
+                             "see jax_test_dut_cpu.py) or the platform's own name")
     parser.add_argument("--update", action="store_true",
                         help="keep the --record file's other modules (same --cases and --devices)")
     parser.add_argument("--min-ratio", type=float, default=None,
@@ -140,7 +151,8 @@ def main() -> int:
                    "single": [m for m in every if m not in MULTI_DEVICE],
                    "multi": [m for m in every if m in MULTI_DEVICE]}[chosen]
 
-    record = {"cases": args.cases, "devices": args.devices, "modules": {}}
+    record = {"cases": args.cases, "devices": args.devices, "dut": args.dut,
+              "modules": {}}
     if args.update and args.record and os.path.exists(args.record):
         # Re-run some modules of a recorded run and keep the others.
         with open(args.record) as f:

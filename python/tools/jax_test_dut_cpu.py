@@ -1,0 +1,18 @@
+"""A pytest plugin for JAX's test modules: the device under test is a CPU.
+
+JAX's test harness picks tests and tolerances by the platform it runs on
+(`jtu.run_on_devices("cpu")`, `jtu.skip_on_devices("cpu")`, per-device
+tolerances), and knows nothing of `kiln`: on Kiln it would skip hundreds of
+tests that run on `cpu`, and run others `cpu` skips. Kiln's devices are CPU
+devices, so run_jax_tests.py loads this plugin (`-p jax_test_dut_cpu`) for
+the kiln run, setting JAX's own `jax_test_dut` flag: both runs then select
+the same tests with the same expectations, and a test that assumes XLA:CPU
+fails on Kiln instead of being skipped.
+"""
+
+
+def pytest_configure(config):
+    import jax
+    from jax._src import test_util  # noqa: F401  (defines the flag)
+
+    jax.config.update("jax_test_dut", "cpu")
