@@ -85,7 +85,18 @@ uint64_t EncodeFloat(ElementType type, double value) {
   FloatFormat f = FormatOf(type);
   const int sign_shift = f.exponent_bits + f.mantissa_bits;
   uint64_t sign = (f.has_sign && std::signbit(value)) ? 1ULL << sign_shift : 0;
-  if (std::isnan(value)) return NanBits(type) | (f.non_finite == FloatNonFinite::kIeee ? sign : 0);
+  if (std::isnan(value)) {
+    switch (f.non_finite) {
+      case FloatNonFinite::kIeee:
+      case FloatNonFinite::kNanOnlyAllOnes:
+        return NanBits(type) | sign;  // NaN keeps its sign (0xFF for f8E4M3FN)
+      case FloatNonFinite::kNone:
+        // No NaN in the format: ml_dtypes and XLA write negative zero.
+        return 1ULL << sign_shift;
+      default:
+        return NanBits(type);
+    }
+  }
 
   uint64_t max_exponent, max_mantissa;
   MaxFinite(f, max_exponent, max_mantissa);
@@ -94,6 +105,7 @@ uint64_t EncodeFloat(ElementType type, double value) {
       case FloatNonFinite::kIeee:
         return sign | (((1ULL << f.exponent_bits) - 1) << f.mantissa_bits);
       case FloatNonFinite::kNanOnlyAllOnes:
+        return NanBits(type) | sign;  // -1e4 and -inf become 0xFF in f8E4M3FN
       case FloatNonFinite::kNanNegativeZero:
       case FloatNonFinite::kE8M0:
         return NanBits(type);
@@ -109,13 +121,14 @@ uint64_t EncodeFloat(ElementType type, double value) {
     return NanBits(type);  // E8M0 cannot hold negative values
   }
   if (f.non_finite == FloatNonFinite::kE8M0) {
-    // Powers of two only: 2^(e - 127), e in [0, 254]. Round the exponent to
-    // nearest (ties to even exponent) in the linear domain.
-    if (magnitude == 0) return 0;  // no zero: smallest value
+    // Powers of two only: 2^(e - 127), e in [0, 254], and no zero (zero is
+    // NaN, as in ml_dtypes and XLA). The significand rounds to nearest with
+    // no fraction bits kept, so a tie (1.5 * 2^e) rounds up: 0.75 -> 1, 3 -> 4.
+    if (magnitude == 0) return NanBits(type);
     int exponent;
     double fraction = std::frexp(magnitude, &exponent);  // [0.5, 1)
     int e = exponent - 1;  // magnitude = (2*fraction) * 2^e, 2*fraction in [1,2)
-    if (2 * fraction > 1.5 || (2 * fraction == 1.5 && ((e + 127) & 1))) ++e;
+    if (2 * fraction >= 1.5) ++e;
     int field = e + f.exponent_bias;
     if (field < 0) return 0;
     if (field > 254) return NanBits(type);
@@ -190,11 +203,14 @@ double DecodeFloat(ElementType type, uint64_t bits) {
   switch (f.non_finite) {
     case FloatNonFinite::kIeee:
       if (exponent == exponent_mask) {
-        return mantissa == 0 ? sign * INFINITY : NAN;
+        // NaNs keep their sign, as XLA's conversions do.
+        return mantissa == 0 ? sign * INFINITY : std::copysign(NAN, sign);
       }
       break;
     case FloatNonFinite::kNanOnlyAllOnes:
-      if (exponent == exponent_mask && mantissa == mantissa_mask) return NAN;
+      if (exponent == exponent_mask && mantissa == mantissa_mask) {
+        return std::copysign(NAN, sign);
+      }
       break;
     case FloatNonFinite::kNanNegativeZero:
       if (negative && exponent == 0 && mantissa == 0) return NAN;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 namespace kiln::ir {
 namespace {
@@ -23,6 +24,21 @@ TEST(FloatBitsTest, EncodesOneInEveryFormat) {
   EXPECT_EQ(EncodeFloat(ElementType::kF6E2M3FN, 1.0), 0x08u);
   EXPECT_EQ(EncodeFloat(ElementType::kF6E3M2FN, 1.0), 0x0Cu);
   EXPECT_EQ(EncodeFloat(ElementType::kF8E8M0FNU, 1.0), 127u);
+}
+
+// The values ml_dtypes and XLA give where the formats have no room: E8M0's
+// ties and zero, the sign of f8E4M3FN's NaN, and NaN in a format without one.
+TEST(FloatBitsTest, EdgesAsMlDtypesEncodesThem) {
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E8M0FNU, 0.75), 127u);  // tie: up to 1
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E8M0FNU, 3.0), 129u);   // tie: up to 4
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E8M0FNU, 2.9), 128u);
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E8M0FNU, 0.0), 0xFFu);  // no zero: NaN
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E4M3FN, -1e4), 0xFFu);
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E4M3FN,
+                        -std::numeric_limits<double>::infinity()),
+            0xFFu);
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E4M3FN, 1e4), 0x7Fu);
+  EXPECT_EQ(EncodeFloat(ElementType::kF4E2M1FN, std::nan("")), 0x8u);  // -0
 }
 
 TEST(FloatBitsTest, LargestFiniteValues) {
