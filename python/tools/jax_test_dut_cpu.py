@@ -11,8 +11,18 @@ fails on Kiln instead of being skipped.
 """
 
 
-def pytest_configure(config):
+_done = False
+
+
+def pytest_runtest_setup(item):
+    # Set when the first test starts, not at configure time: importing jax
+    # before pytest captures output would bind jax.debug.print's stream to
+    # the uncaptured stdout.
+    global _done
+    if _done:
+        return
     import jax
     from jax._src import test_util  # noqa: F401  (defines the flag)
 
     jax.config.update("jax_test_dut", "cpu")
+    _done = True

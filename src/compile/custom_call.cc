@@ -1,6 +1,7 @@
 #include "compile/custom_call.h"
 
 #include "exec/kernels/copy.h"
+#include "exec/kernels/host_callback.h"
 
 namespace kiln::compile {
 
@@ -28,6 +29,49 @@ Status LowerAsIdentity(Lowering& lowering, const ir::Operation& op) {
   return OkStatus();
 }
 
+// Kiln's host callbacks (pure_callback, io_callback, jax.debug.print as
+// Kiln's Python package lowers them): `mhlo.backend_config = {callback_id =
+// N}` names the host's callback; tokens pass through.
+Status LowerHostCallback(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute config = op.GetAttr("mhlo.backend_config");
+  ir::Attribute id = config.is(ir::AttrKind::kDictionary)
+                         ? config.Get("callback_id")
+                         : ir::Attribute();
+  if (!id.is(ir::AttrKind::kInteger)) {
+    return InvalidArgumentError(
+        op.Describe(),
+        ": kiln_python_callback needs mhlo.backend_config = {callback_id = N}");
+  }
+  std::vector<SlotId> inputs;
+  std::vector<bool> input_is_token;
+  for (int i = 0; i < op.num_operands(); ++i) {
+    ASSIGN_OR_RETURN(SlotId slot, lowering.Operand(op, i));
+    inputs.push_back(slot);
+    input_is_token.push_back(lowering.slot(slot).is_token);
+  }
+  std::vector<SlotId> outputs;
+  std::vector<bool> output_is_token;
+  for (int i = 0; i < op.num_results(); ++i) {
+    const bool token = op.result(i)->type().is(ir::TypeKind::kToken);
+    SlotId slot;
+    if (token) {
+      slot = lowering.NewToken();
+      lowering.Bind(op.result(i), slot);
+    } else {
+      ASSIGN_OR_RETURN(slot, lowering.NewResult(op, i));
+    }
+    outputs.push_back(slot);
+    output_is_token.push_back(token);
+  }
+  // Never folded: the callback has effects even when its inputs are constant.
+  lowering.Emit(op,
+                exec::MakeHostCallbackKernel(
+                    static_cast<uint64_t>(id.int_value()),
+                    std::move(input_is_token), std::move(output_is_token)),
+                std::move(inputs), std::move(outputs), /*foldable=*/false);
+  return OkStatus();
+}
+
 const CustomCallRegistry& CustomCallRegistry::Builtin() {
   static const CustomCallRegistry* registry = [] {
     auto* r = new CustomCallRegistry();
@@ -43,6 +87,7 @@ const CustomCallRegistry& CustomCallRegistry::Builtin() {
     }
     // The shape assertions of jax.export: checked when shapes are refined;
     // on static shapes they hold by construction.
+    r->Register("kiln_python_callback", LowerHostCallback);
     r->Register("shape_assertion",
                 [](Lowering&, const ir::Operation&) { return OkStatus(); });
     // lax.dce_sink: keeps its operands alive through dead-code elimination

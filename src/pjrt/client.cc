@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/logging.h"
+#include "exec/kernels/host_callback.h"
 #include "pjrt/args.h"
 #include "pjrt/entry_points.h"
 #include "pjrt/handles.h"
@@ -29,6 +30,13 @@ StatusOr<CreateOptions> ParseCreateOptions(
                                     runtime::kMaxDevices);
       }
       result.client.device_count = static_cast<int>(count);
+    } else if (option.name == "kiln_host_callback_trampoline") {
+      // The address of the host's callback trampoline (exec/kernels/
+      // host_callback.h), set by Kiln's Python package. One per process.
+      ASSIGN_OR_RETURN(int64_t address, IntegerOption(option));
+      exec::SetHostCallbackTrampoline(
+          reinterpret_cast<exec::HostCallbackTrampoline>(
+              static_cast<uintptr_t>(address)));
     } else if (option.name == "num_nodes" || option.name == "node_id") {
       // Multi-process frameworks pass these; Kiln runs in one process.
       ASSIGN_OR_RETURN(int64_t value, IntegerOption(option));

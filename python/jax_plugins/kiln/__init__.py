@@ -29,7 +29,11 @@ def set_options(**options: Any) -> None:
 
 
 def _client_options() -> dict[str, Any]:
-    options: dict[str, Any] = {}
+    from . import callbacks
+
+    # Where Kiln calls back for jax.pure_callback, io_callback, debug.print.
+    options: dict[str, Any] = {
+        "kiln_host_callback_trampoline": callbacks.trampoline_address()}
     count = os.environ.get("KILN_CPU_DEVICE_COUNT")
     if count:
         options["cpu_device_count"] = int(count)
@@ -45,6 +49,8 @@ def initialize() -> None:
         library_path=kiln_pjrt.library_path(),
         options=_client_options,
     )
-    from . import lowerings
+    from . import callbacks, lowerings
 
     lowerings.register()
+    if xla_bridge.is_known_platform(kiln_pjrt.PLATFORM_NAME):
+        callbacks.register()
