@@ -189,6 +189,10 @@ def main() -> int:
         }
         if not kiln and kiln_tail:
             record["modules"][module]["kiln_output_tail"] = kiln_tail
+        if args.record:  # after every module: a long run keeps what it did
+            with open(args.record, "w") as f:
+                json.dump(record, f, indent=1, sort_keys=True)
+                f.write("\n")
     totals = collections.Counter()
     worst_single = None
     for module, r in record["modules"].items():

@@ -5,9 +5,10 @@ when it first looks for backends, and calls `initialize()`. Select Kiln with
 `JAX_PLATFORMS=kiln` (or `kiln,cpu` to keep JAX's CPU backend beside it).
 
 Client create options, merged in this order (later wins):
-  1. `KILN_CPU_DEVICE_COUNT` in the environment (the number of devices);
-  2. `set_options(...)`, called before JAX creates its backends;
-  3. JAX's own `jax_pjrt_client_create_options` / `JAX_PJRT_CLIENT_CREATE_OPTIONS`
+  1. JAX's `jax_num_cpu_devices` (the number of CPU devices, as for `cpu`);
+  2. `KILN_CPU_DEVICE_COUNT` in the environment;
+  3. `set_options(...)`, called before JAX creates its backends;
+  4. JAX's own `jax_pjrt_client_create_options` / `JAX_PJRT_CLIENT_CREATE_OPTIONS`
      ("cpu_device_count:8"; the plugin accepts integers written as strings).
 """
 
@@ -34,6 +35,12 @@ def _client_options() -> dict[str, Any]:
     # Where Kiln calls back for jax.pure_callback, io_callback, debug.print.
     options: dict[str, Any] = {
         "kiln_host_callback_trampoline": callbacks.trampoline_address()}
+    # Kiln's devices are CPU devices: JAX's own knob for their number
+    # (jax_num_cpu_devices, what jax.config and JAX's tests set) counts too.
+    from jax._src import xla_bridge
+
+    if xla_bridge.num_cpu_devices.value > 0:
+        options["cpu_device_count"] = xla_bridge.num_cpu_devices.value
     count = os.environ.get("KILN_CPU_DEVICE_COUNT")
     if count:
         options["cpu_device_count"] = int(count)
