@@ -1,4 +1,5 @@
-"""What JAX decides per platform, set for `kiln`: lowering rules and donation.
+"""What JAX decides per platform, set for `kiln`: lowering rules, donation,
+cpu exports and the persistent compilation cache.
 
 JAX lowers most primitives with platform-independent rules, but some have
 rules only for named platforms (linear-algebra decompositions call LAPACK
@@ -29,6 +30,7 @@ def register() -> None:
         mlir._platforms_with_donation.append(_PLATFORM)
 
     _register_cpu_exports()
+    _register_compilation_cache()
     template = mlir._platform_specific_lowerings[_TEMPLATE]
     ours = mlir._platform_specific_lowerings[_PLATFORM]
     for primitive, entry in list(template.items()):
@@ -61,3 +63,35 @@ def _register_cpu_exports() -> None:
 
     mlir.register_lowering(_export.call_exported_p, lower_call_exported,
                            platform=_PLATFORM)
+
+
+def _register_compilation_cache() -> None:
+    """Lets JAX's persistent compilation cache hold Kiln's executables.
+
+    JAX uses the cache only on the platforms it lists, but what it needs is
+    executable serialization, which Kiln has (PJRT_Executable_Serialize and
+    DeserializeAndLoad). On `kiln` the check is made as JAX makes it for a
+    listed platform; for every other backend JAX's own check runs.
+    """
+    from jax._src import compilation_cache, monitoring
+
+    original = compilation_cache.is_cache_used
+    if getattr(original, "_kiln", False):
+        return
+
+    def is_cache_used(backend) -> bool:
+        if getattr(backend, "platform", None) != _PLATFORM:
+            return original(backend)
+        with compilation_cache._cache_initialized_mutex:
+            if compilation_cache._cache_checked:
+                return compilation_cache._cache_used
+            compilation_cache._cache_checked = True
+            if not compilation_cache._is_cache_enabled():
+                monitoring.record_event("/jax/compilation_cache/task_disabled_cache")
+            else:
+                monitoring.record_event("/jax/compilation_cache/tasks_using_cache")
+                compilation_cache._cache_used = True
+            return compilation_cache._cache_used
+
+    is_cache_used._kiln = True
+    compilation_cache.is_cache_used = is_cache_used
