@@ -201,11 +201,16 @@ TEST_F(ExecutableTest, NonDonatableAndExternallyReferencedArgumentsStay) {
     ASSERT_OK(x->DecreaseExternalReferenceCount());
   }
   {
-    // Passed twice: read twice, not donated.
+    // Donated and passed again: refused (as XLA refuses it), untouched.
     auto x = F32({1, 2, 3, 4}, {4});
     ExecuteRequest request;
     request.position = 0;
     request.arguments = {x, x};
+    StatusOr<ExecuteResult> refused = executable->Execute(request);
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_FALSE(x->IsDeleted());
+    // Marked non-donatable, it is read twice.
+    request.non_donatable = {0};
     ASSERT_OK_AND_ASSIGN(ExecuteResult result, executable->Execute(request));
     EXPECT_FALSE(x->IsDeleted());
     ASSERT_OK_AND_ASSIGN(auto sum, Read<float>(result.outputs[0]));
