@@ -45,15 +45,19 @@ jax.config.update("jax_enable_x64", True)
 # (name, builder): builder() returns (module, run), where run() computes
 # (input leaves, output leaves) on JAX CPU, or is None.
 PROGRAMS = []
-SMALL = set()  # names written by --small
+# The programs --small writes (kept in the repository: one or two of each
+# encoding the reader has, a few KB in all).
+SMALL = {
+    "compare_lt_f32", "conv2d_strided", "collectives", "custom_call_full",
+    "result_accuracy", "chlo_scan", "bounded_dynamic", "func_attrs",
+    "mesh_axes",
+}
 OLD_VERSIONS = {}  # name -> container versions to write as well
 
 
-def program(name, small=False, versions=()):
+def program(name, versions=()):
   def register(builder):
     PROGRAMS.append((name, builder))
-    if small:
-      SMALL.add(name)
     if versions:
       OLD_VERSIONS[name] = versions
     return builder
@@ -61,7 +65,7 @@ def program(name, small=False, versions=()):
   return register
 
 
-def jax_program(name, fn, *args, small=False, versions=(), **jit_args):
+def jax_program(name, fn, *args, versions=(), **jit_args):
   """A program lowered by jax.jit from `fn` applied to `args`."""
 
   def build():
@@ -76,10 +80,10 @@ def jax_program(name, fn, *args, small=False, versions=(), **jit_args):
 
     return module, run
 
-  program(name, small, versions)(build)
+  program(name, versions)(build)
 
 
-def text_program(name, text, small=False, versions=()):
+def text_program(name, text, versions=()):
   """A program JAX does not emit, parsed from MLIR text by JAX's MLIR."""
 
   def build():
@@ -87,7 +91,7 @@ def text_program(name, text, small=False, versions=()):
     with context:
       return ir.Module.parse(text), None
 
-  program(name, small, versions)(build)
+  program(name, versions)(build)
 
 
 RNG = np.random.default_rng(7)
@@ -140,8 +144,7 @@ UNARY_FLOAT = {
     "is_inf": jnp.isinf, "is_neg_inf": jnp.isneginf,
 }
 for op_name, fn in UNARY_FLOAT.items():
-  jax_program(f"unary_{op_name}_f32", fn, f32(2, 3),
-              small=op_name in ("sin", "erf_inv"))
+  jax_program(f"unary_{op_name}_f32", fn, f32(2, 3))
   if op_name in ("abs", "exp", "tanh", "sqrt", "floor", "sign", "cos"):
     jax_program(f"unary_{op_name}_f64", fn, f64(3))
     jax_program(f"unary_{op_name}_bf16", fn, f32(4).astype(jnp.bfloat16))
@@ -172,8 +175,7 @@ BINARY = {
     "igamma": lambda a, b: lax.igamma(jnp.abs(a) + 1, jnp.abs(b)),
 }
 for op_name, fn in BINARY.items():
-  jax_program(f"binary_{op_name}_f32", fn, f32(2, 3), f32(2, 3),
-              small=op_name == "add")
+  jax_program(f"binary_{op_name}_f32", fn, f32(2, 3), f32(2, 3))
   if op_name in ("add", "mul", "max"):
     jax_program(f"binary_{op_name}_f64", fn, f64(4), f64(4))
     jax_program(f"binary_{op_name}_bf16", fn, f32(4).astype(jnp.bfloat16),
@@ -196,8 +198,7 @@ COMPARES = {"eq": jnp.equal, "ne": jnp.not_equal, "lt": jnp.less,
             "le": jnp.less_equal, "gt": jnp.greater,
             "ge": jnp.greater_equal}
 for op_name, fn in COMPARES.items():
-  jax_program(f"compare_{op_name}_f32", fn, f32(4), f32(4),
-              small=op_name == "lt")
+  jax_program(f"compare_{op_name}_f32", fn, f32(4), f32(4))
   jax_program(f"compare_{op_name}_i32", fn, i32(4), i32(4))
   jax_program(f"compare_{op_name}_u8", fn, u8(4), u8(4))
 jax_program("compare_eq_bool", jnp.equal, f32(4) > 0, f32(4) > 0)
@@ -222,13 +223,13 @@ jax_program("bitcast_f32_u8",
             lambda x: lax.bitcast_convert_type(x, jnp.uint8), f32(3))
 jax_program("iota", lambda: lax.broadcasted_iota(jnp.int32, (3, 4), 1))
 jax_program("iota_f32", lambda: jnp.arange(6, dtype=jnp.float32))
-jax_program("reshape", lambda x: x.reshape(3, 2), f32(2, 3), small=True)
+jax_program("reshape", lambda x: x.reshape(3, 2), f32(2, 3))
 jax_program("transpose", lambda x: x.transpose(2, 0, 1), f32(2, 3, 4))
 jax_program("broadcast", lambda x: jnp.broadcast_to(x, (4, 2, 3)), f32(2, 3))
 jax_program("broadcast_lax", lambda x: lax.broadcast(x, (2,)), f32(3))
 jax_program("reverse", lambda x: jnp.flip(x, (0, 1)), f32(2, 3))
 jax_program("pad", lambda x: lax.pad(x, np.float32(0), ((1, 2, 1), (0, -1, 0))),
-            f32(3, 3), small=True)
+            f32(3, 3))
 jax_program("concatenate", lambda a, b: jnp.concatenate([a, b, a], 1),
             f32(2, 2), f32(2, 3))
 jax_program("slice", lambda x: x[1:5:2, ::3], f32(6, 7))
@@ -258,8 +259,7 @@ jax_program("constant_u64", lambda: jnp.array([2**63 + 5], jnp.uint64))
 
 for op_name, fn in {"sum": jnp.sum, "max": jnp.max, "min": jnp.min,
                     "prod": jnp.prod, "mean": jnp.mean}.items():
-  jax_program(f"reduce_{op_name}", lambda x, f=fn: f(x, axis=1), f32(3, 4),
-              small=op_name == "sum")
+  jax_program(f"reduce_{op_name}", lambda x, f=fn: f(x, axis=1), f32(3, 4))
   jax_program(f"reduce_{op_name}_all", fn, f32(2, 3))
 jax_program("reduce_any", lambda x: jnp.any(x > 0, axis=0), f32(3, 4))
 jax_program("reduce_all", lambda x: jnp.all(x > 0), f32(3, 4))
@@ -279,7 +279,7 @@ jax_program("variance", jnp.var, f32(10))
 jax_program("max_pool",
             lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1),
                                         (1, 2, 2, 1), "VALID"),
-            f32(1, 4, 4, 2), small=True)
+            f32(1, 4, 4, 2))
 jax_program("avg_pool_same",
             lambda x: lax.reduce_window(x, 0.0, lax.add, (3, 3), (1, 1),
                                         "SAME"), f32(5, 5))
@@ -297,7 +297,7 @@ jax_program("max_pool_grad",
 
 # --- dot and convolution ------------------------------------------------------
 
-jax_program("matmul", jnp.matmul, f32(2, 3), f32(3, 4), small=True)
+jax_program("matmul", jnp.matmul, f32(2, 3), f32(3, 4))
 jax_program("matvec", jnp.dot, f32(3, 4), f32(4))
 jax_program("batch_matmul", jnp.matmul, f32(2, 2, 3), f32(2, 3, 4))
 jax_program("einsum_batch", lambda a, b: jnp.einsum("bij,bjk->bik", a, b),
@@ -359,7 +359,7 @@ CONVS = {
         f32(1, 1, 3, 3), f32(1, 1, 2, 2)),
 }
 for conv_name, (fn, x, w) in CONVS.items():
-  jax_program(conv_name, fn, x, w, small=conv_name == "conv2d_strided")
+  jax_program(conv_name, fn, x, w)
 jax_program("conv2d_grad",
             jax.grad(lambda x, w: jnp.sum(lax.conv_general_dilated(
                 x, w, (2, 2), "SAME")), argnums=(0, 1)),
@@ -367,8 +367,7 @@ jax_program("conv2d_grad",
 
 # --- gather, scatter, sort ------------------------------------------------------
 
-jax_program("gather_take", lambda x, i: x[i], f32(5, 3), i32(4, low=0, high=5),
-            small=True)
+jax_program("gather_take", lambda x, i: x[i], f32(5, 3), i32(4, low=0, high=5))
 jax_program("gather_2d", lambda x, i, j: x[i, j], f32(4, 5),
             i32(3, low=0, high=4), i32(3, low=0, high=5))
 jax_program("gather_take_along",
@@ -385,7 +384,7 @@ jax_program("gather_fill",
 for mode in ("set", "add", "mul", "min", "max"):
   jax_program(f"scatter_{mode}",
               lambda x, i, u, m=mode: getattr(x.at[i], m)(u), f32(5, 2),
-              i32(3, low=0, high=5), f32(3, 2), small=mode == "add")
+              i32(3, low=0, high=5), f32(3, 2))
 jax_program("scatter_unique",
             lambda x, u: x.at[jnp.array([0, 2])].set(
                 u, unique_indices=True, indices_are_sorted=True),
@@ -394,7 +393,7 @@ jax_program("scatter_vmap", jax.vmap(lambda x, i, u: x.at[i].add(u)),
             f32(3, 5), i32(3, low=0, high=5), f32(3))
 jax_program("scatter_2d", lambda x, i, j, u: x.at[i, j].add(u), f32(4, 4),
             i32(3, low=0, high=4), i32(3, low=0, high=4), f32(3))
-jax_program("sort", jnp.sort, f32(6), small=True)
+jax_program("sort", jnp.sort, f32(6))
 jax_program("sort_axis0", lambda x: jnp.sort(x, axis=0), f32(4, 3))
 jax_program("argsort", jnp.argsort, f32(6))
 jax_program("sort_stable_multi",
@@ -409,7 +408,7 @@ jax_program("searchsorted", lambda a, v: jnp.searchsorted(a, v),
 
 jax_program("while_fori",
             lambda x: lax.fori_loop(0, 5, lambda i, c: c * 1.5 + i, x),
-            f32(3), small=True)
+            f32(3))
 jax_program("while_cond",
             lambda x: lax.while_loop(lambda c: c[0] < 10,
                                      lambda c: (c[0] + 1, c[1] * 2),
@@ -422,7 +421,7 @@ jax_program("scan_unroll",
 jax_program("map", lambda x: lax.map(jnp.sin, x), f32(3, 2))
 jax_program("cond",
             lambda p, x: lax.cond(p, lambda v: v + 1, lambda v: v * 2, x),
-            np.bool_(True), f32(3), small=True)
+            np.bool_(True), f32(3))
 jax_program("cond_multi",
             lambda p, x, y: lax.cond(p > 0, lambda a, b: (a, b),
                                      lambda a, b: (b, a), x, y),
@@ -431,8 +430,7 @@ jax_program("switch",
             lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, jnp.tanh], x),
             np.int32(2), f32(3))
 jax_program("nested_jit",
-            lambda x: jax.jit(lambda y: jnp.sin(y) * 2)(x) + 1, f32(3),
-            small=True)
+            lambda x: jax.jit(lambda y: jnp.sin(y) * 2)(x) + 1, f32(3))
 jax_program("nested_jit_twice",
             lambda x: jax.jit(jnp.cos)(x) + jax.jit(jnp.cos)(x * 2), f32(3))
 jax_program("remat",
@@ -448,8 +446,7 @@ jax_program("kwargs_tree", lambda d: {"a": d["x"] + 1, "b": d["y"]},
             {"x": f32(2), "y": i32(2)})
 jax_program("composite",
             lambda x: lax.composite(lambda v: jnp.tanh(v) * 2,
-                                    name="my.tanh2")(x), f32(3),
-            small=True)
+                                    name="my.tanh2")(x), f32(3))
 jax_program("composite_attrs",
             lambda x: lax.composite(lambda v, *, k: v * k, name="my.scale",
                                     version=2)(x, k=3.0), f32(3))
@@ -460,8 +457,7 @@ for algorithm in ("RNG_DEFAULT", "RNG_THREE_FRY", "RNG_PHILOX"):
   jax_program(f"rng_bit_generator_{algorithm.lower()}",
               lambda k, a=algorithm: lax.rng_bit_generator(
                   k, (3, 2), algorithm=getattr(lax.RandomAlgorithm, a)),
-              np.array([1, 2, 3, 4], np.uint32),
-              small=algorithm == "RNG_PHILOX")
+              np.array([1, 2, 3, 4], np.uint32))
 jax_program("random_threefry",
             lambda k: jax.random.uniform(jax.random.wrap_key_data(k), (4,)),
             np.array([0, 42], np.uint32))
@@ -471,14 +467,14 @@ jax_program("random_normal",
 
 # --- fft and linear algebra ------------------------------------------------------
 
-jax_program("fft", jnp.fft.fft, c64(8), small=True)
+jax_program("fft", jnp.fft.fft, c64(8))
 jax_program("ifft", jnp.fft.ifft, c64(8))
 jax_program("rfft", jnp.fft.rfft, f32(8))
 jax_program("irfft", jnp.fft.irfft, c64(5))
 jax_program("fft2", jnp.fft.fft2, c64(4, 4))
 jax_program("rfftn", jnp.fft.rfftn, f32(2, 4, 4))
 SPD = (lambda a: a @ a.T + 4 * np.eye(3, dtype=np.float32))(f32(3, 3))
-jax_program("cholesky", jnp.linalg.cholesky, SPD, small=True)
+jax_program("cholesky", jnp.linalg.cholesky, SPD)
 jax_program("triangular_solve",
             lambda a, b: jax.scipy.linalg.solve_triangular(a, b, lower=True),
             np.tril(SPD), f32(3, 2))
@@ -535,7 +531,7 @@ jax_program("sharding_constraint", with_sharding, f32(4))
 # --- symbolic shapes (jax.export), parsed back into a module ---------------------
 
 
-def export_program(name, fn, *specs, small=False):
+def export_program(name, fn, *specs):
   """`specs`: (shape, dtype) pairs; shapes are strings with symbolic
   dimensions ("b, 4"), sharing one scope."""
 
@@ -549,14 +545,14 @@ def export_program(name, fn, *specs, small=False):
     with context:
       return ir.Module.parse(exported.mlir_module()), None
 
-  program(name, small)(build)
+  program(name)(build)
 
 
 def sym(spec, dtype=jnp.float32):
   return (spec, dtype)
 
 
-export_program("export_dyn_sin", jnp.sin, sym("b, 4"), small=True)
+export_program("export_dyn_sin", jnp.sin, sym("b, 4"))
 export_program("export_dyn_sum", lambda x: jnp.sum(x, axis=0), sym("b, 3"))
 export_program("export_dyn_matmul", jnp.matmul, sym("b, k"), sym("k, 2"))
 export_program("export_dyn_reshape", lambda x: x.reshape(-1), sym("b, 2"))
@@ -584,7 +580,7 @@ func.func @main(%a: tensor<?xf32, #stablehlo.bounds<4>>, %n: tensor<i32>)
   %2 = stablehlo.get_dimension_size %1, dim = 0
       : (tensor<?xf32, #stablehlo.bounds<4>>) -> tensor<i32>
   return %1 : tensor<?xf32, #stablehlo.bounds<4>>
-}""", small=True)
+}""")
 text_program("bounded_2d", """
 func.func @main(%a: tensor<2x?xi32, #stablehlo.bounds<?, 8>>)
     -> tensor<2x?xi32, #stablehlo.bounds<?, 8>> {
@@ -616,7 +612,7 @@ func.func @main(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<8xf32>,
       : (tensor<4xf32>) -> tensor<2xf32>
   return %0, %1, %2, %3 : tensor<4xf32>, tensor<8xf32>, tensor<4xf32>,
                           tensor<2xf32>
-}""", small=True)
+}""", versions=(2, 5))
 text_program("all_to_all_broadcast", """
 func.func @main(%a: tensor<4x2xf32>) -> (tensor<2x4xf32>, tensor<4x2xf32>) {
   %0 = "stablehlo.all_to_all"(%a) {split_dimension = 0 : i64,
@@ -665,7 +661,7 @@ func.func @main(%a: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<3x2xf32>) {
 }
 func.func private @helper(%a: tensor<f32>) -> tensor<f32> {
   return %a : tensor<f32>
-}""", small=True)
+}""", versions=(0, 5))
 text_program("triangular_solve_cholesky_op", """
 func.func @main(%a: tensor<3x3xf32>, %b: tensor<3x2xf32>)
     -> (tensor<3x2xf32>, tensor<3x3xf32>) {
@@ -723,7 +719,7 @@ func.func @main(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
       #stablehlo.result_accuracy<mode = #stablehlo.result_accuracy_mode<HIGHEST>>}
       : tensor<4xf32>
   return %0, %1 : tensor<4xf32>, tensor<4xf32>
-}""", small=True)
+}""")
 text_program("dot_algorithm_text", """
 func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x2xf32> {
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0],
@@ -824,6 +820,65 @@ func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xi1>,
   %2 = chlo.next_after %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   return %0, %1, %2 : tensor<4xi1>, tensor<4xf32>, tensor<4xf32>
 }""")
+text_program("mesh_axes", """
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "stablehlo.all_reduce"(%a) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {replica_groups = #stablehlo.replica_group_mesh_axes<
+      mesh = #stablehlo.mesh<axes = [#stablehlo.mesh_axis<name = "x", size = 2>,
+                                     #stablehlo.mesh_axis<name = "y", size = 4>],
+                             device_ids = dense<[0, 1, 2, 3, 4, 5, 6, 7]>
+                                 : tensor<8xi64>>,
+      axes = [#stablehlo.axis_ref<name = "y", sub_axis_info = (1)2>,
+              #stablehlo.axis_ref<name = "x">]>}
+      : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = "stablehlo.all_gather"(%0) {all_gather_dim = 0 : i64,
+      replica_groups = #stablehlo.replica_group_mesh_axes<
+          mesh = #stablehlo.mesh<axes = [#stablehlo.mesh_axis<name = "x",
+                                                              size = 2>]>,
+          axes = [#stablehlo.axis_ref<name = "x">]>}
+      : (tensor<4xf32>) -> tensor<8xf32>
+  %2 = stablehlo.slice %1 [0:4] : (tensor<8xf32>) -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}""", versions=(5,))
+text_program("mesh_axes_symbol", """
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%a: tensor<4xf32>) -> tensor<8xf32> {
+  %0 = "stablehlo.all_gather"(%a) {all_gather_dim = 0 : i64,
+      replica_groups = #stablehlo.replica_group_mesh_axes<mesh = @mesh,
+          axes = [#stablehlo.axis_ref<name = "x">]>}
+      : (tensor<4xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}""")
+text_program("chlo_scan", """
+func.func @main(%a: tensor<4xf32>, %b: tensor<4xi32>, %i: tensor<f32>)
+    -> (tensor<4xf32>, tensor<4xi32>, tensor<f32>) {
+  %0:3 = "chlo.scan"(%a, %b, %i) <{dimension = 0 : i64, is_reverse = true,
+      operandSegmentSizes = array<i32: 2, 1>,
+      resultSegmentSizes = array<i32: 2, 1>}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<i32>, %c: tensor<f32>):
+    %s = stablehlo.add %x, %c : tensor<f32>
+    stablehlo.return %s, %y, %s : tensor<f32>, tensor<i32>, tensor<f32>
+  }) : (tensor<4xf32>, tensor<4xi32>, tensor<f32>)
+      -> (tensor<4xf32>, tensor<4xi32>, tensor<f32>)
+  return %0#0, %0#1, %0#2 : tensor<4xf32>, tensor<4xi32>, tensor<f32>
+}""", versions=(5, 3, 4))
+text_program("chlo_top_k_ragged", """
+func.func @main(%a: tensor<2x6xf32>, %l: tensor<4x3xf32>, %r: tensor<2x3x5xf32>,
+                %g: tensor<2xi64>) -> (tensor<2x2xf32>, tensor<4x5xf32>) {
+  %v, %i = chlo.top_k(%a, k = 2) : tensor<2x6xf32>
+      -> (tensor<2x2xf32>, tensor<2x2xi32>)
+  %d = "chlo.ragged_dot"(%l, %r, %g) {ragged_dot_dimension_numbers =
+      #chlo.ragged_dot<lhs_batching_dimensions = [],
+      rhs_batching_dimensions = [], lhs_contracting_dimensions = [1],
+      rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [0],
+      rhs_group_dimensions = [0]>,
+      precision_config = [#chlo<precision DEFAULT>, #chlo<precision HIGHEST>]}
+      : (tensor<4x3xf32>, tensor<2x3x5xf32>, tensor<2xi64>) -> tensor<4x5xf32>
+  return %v, %d : tensor<2x2xf32>, tensor<4x5xf32>
+}""")
 text_program("func_attrs", """
 func.func public @main(%a: tensor<2xf32> {jax.arg_info = "a",
                                           mhlo.sharding = "{replicated}"},
@@ -837,7 +892,7 @@ func.func private @helper(%a: tensor<2xf32>, %b: tensor<2xf32>)
     -> tensor<2xf32> attributes {no_inline} {
   %0 = stablehlo.add %a, %b : tensor<2xf32>
   return %0 : tensor<2xf32>
-}""", small=True, versions=(4, 5))
+}""", versions=(4, 5))
 text_program("dense_resource", """
 func.func @main() -> tensor<4xf32> {
   %0 = stablehlo.constant dense_resource<blob1> : tensor<4xf32>
@@ -895,11 +950,27 @@ def write_bytes(path, module, version=None):
     f.write(buffer.getvalue())
 
 
+def without_locations(module):
+  """The module with its locations stripped (the repository's small
+  inputs stay small, and name no folder of this machine)."""
+  from jaxlib.mlir import passmanager  # pylint: disable=import-outside-toplevel
+  with module.context:
+    copy = ir.Module.parse(module.operation.get_asm())
+    passmanager.PassManager.parse("builtin.module(strip-debuginfo)").run(
+        copy.operation)
+  return copy
+
+
 def write_program(out_dir, name, builder, run_data, with_vhlo):
   module, run = builder()
+  if not with_vhlo:  # --small
+    module = without_locations(module)
   base = os.path.join(out_dir, name)
   write_bytes(base + ".mlirbc", module)
-  for version in OLD_VERSIONS.get(name, ()):
+  versions = OLD_VERSIONS.get(name, ())
+  if not with_vhlo:  # --small: the first older version only
+    versions = versions[:1]
+  for version in versions:
     write_bytes(f"{base}.v{version}.mlirbc", module, version)
   with open(base + ".mlir", "w") as f:
     f.write(str(module))
@@ -926,6 +997,37 @@ def write_program(out_dir, name, builder, run_data, with_vhlo):
     pass
 
 
+def text_file_programs(paths, kiln=None):
+  """Programs from MLIR text files (each `// -----` part is one), for
+  corpora of StableHLO tests: (name, builder) pairs. Ops of dialects JAX's
+  MLIR does not know (check.*, the interpreter's) are kept unregistered;
+  with `kiln`, each part is first printed in the generic form by
+  `kiln print --generic`, which such ops need to parse there."""
+  import subprocess  # pylint: disable=import-outside-toplevel
+  programs = []
+  for path in paths:
+    with open(path) as f:
+      parts = f.read().split("\n// -----")
+    stem = os.path.splitext(os.path.basename(path))[0]
+    for index, part in enumerate(parts):
+      name = stem if len(parts) == 1 else f"{stem}.part{index}"
+
+      def build(text=part):
+        if kiln:
+          printed = subprocess.run([kiln, "print", "--generic", "-"],
+                                   input=text, capture_output=True, text=True)
+          if printed.returncode != 0:
+            raise ValueError(printed.stderr.strip()[:200])
+          text = printed.stdout
+        context = jax_mlir.make_ir_context()
+        context.allow_unregistered_dialects = True
+        with context:
+          return ir.Module.parse(text), None
+
+      programs.append((name, build))
+  return programs
+
+
 def main():
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("out_dir")
@@ -935,11 +1037,19 @@ def main():
   parser.add_argument("--run-data", action="store_true",
                       help="also write inputs and JAX CPU results as .npy")
   parser.add_argument("--only", help="comma-separated program names")
+  parser.add_argument("--text-files", nargs="+", metavar="FILE",
+                      help="write these MLIR text files (each `// -----` part "
+                      "a program) instead of the built-in programs")
+  parser.add_argument("--kiln", help="with --text-files: a kiln binary to "
+                      "print each part in the generic form first")
   args = parser.parse_args()
   os.makedirs(args.out_dir, exist_ok=True)
   wanted = set(args.only.split(",")) if args.only else None
   written, failed = 0, []
-  for name, builder in PROGRAMS:
+  programs = PROGRAMS
+  if args.text_files:
+    programs = text_file_programs(args.text_files, args.kiln)
+  for name, builder in programs:
     if args.small and name not in SMALL:
       continue
     if wanted and name not in wanted:

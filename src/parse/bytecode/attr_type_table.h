@@ -142,11 +142,14 @@ StatusOr<ir::Type> ReadUniformQuantizedType(AttrTypeTable& table,
                                             ByteReader& reader);
 StatusOr<ir::Type> ReadUniformQuantizedPerAxisType(AttrTypeTable& table,
                                                    ByteReader& reader);
-// The StableHLO text of a mesh attribute (#stablehlo.mesh, mesh_axis,
-// axis_ref, replica_group_mesh_axes; stablehlo_dialect.cc) whose parts are
-// decoded as ir::Attribute::DialectStruct: the IR keeps these as their text,
-// as the text parser does.
+// The StableHLO text of the mesh attributes (#stablehlo.mesh, axis_ref,
+// replica_group_mesh_axes; stablehlo_dialect.cc), which the IR keeps as
+// their text, as the text parser does. Their parts are decoded as
+// ir::Attribute::DialectStruct first: MeshAttributeText prints those
+// (and arrays of them), MeshText a whole mesh.
 std::string MeshAttributeText(const ir::Attribute& attr);
+std::string MeshText(const ir::Attribute& axes,
+                     const ir::Attribute& device_ids);
 
 // The raw data of a dense tensor attribute of `type` (a ranked tensor with
 // static shape), checked against the type and with bit-packed i1 data

@@ -169,23 +169,22 @@ Status IrReader::ReadProperties(ByteReader& reader, const OpNameInfo& name,
                         "' has properties, which bytecode version ",
                         file_.version, " cannot have");
   }
-  if (!*name.entry->registered) {
-    // Ops unknown to the writer keep their properties as one dictionary.
-    ASSIGN_OR_RETURN(ir::Attribute dict, table_.ReadAttribute(reader));
-    if (!dict.is(ir::AttrKind::kDictionary)) {
-      return reader.Error("properties of '", EscapeForMessage(full_name),
-                          "' must be a dictionary, got ", dict.ToString());
-    }
-    for (const auto& [key, value] : dict.dictionary())
-      properties.Set(key, value);
-    return OkStatus();
-  }
   ASSIGN_OR_RETURN(uint64_t index,
                    reader.ReadIndex("properties", file_.properties.size()));
   const Section& properties_blob = file_.properties[index];
   ByteReader blob(properties_blob.data, properties_blob.offset, "properties",
                   index, full_name);
-  if (name.is_vhlo) {
+  if (!*name.entry->registered) {
+    // Ops unknown to the writer keep their properties as one dictionary
+    // attribute, whose reference is the blob.
+    ASSIGN_OR_RETURN(ir::Attribute dict, table_.ReadAttribute(blob));
+    if (!dict.is(ir::AttrKind::kDictionary)) {
+      return blob.Error("properties of '", EscapeForMessage(full_name),
+                        "' must be a dictionary, got ", dict.ToString());
+    }
+    for (const auto& [key, value] : dict.dictionary())
+      properties.Set(key, value);
+  } else if (name.is_vhlo) {
     const VhloOpInfo* info = name.vhlo;
     if (info == nullptr) {
       return reader.Error("unknown VHLO op '", EscapeForMessage(full_name),

@@ -141,8 +141,13 @@ Status ReadGatherLike(ByteReader& reader, std::vector<int64_t>* lists[5],
     reader = old_layout;
     return OkStatus();
   }
-  if (!current.ok()) return current;
-  return reader.Error(reader.remaining(), " unexpected bytes after the ", what);
+  return reader.Error(
+      what,
+      " fit neither the layout with batching dimensions nor the one "
+      "before (",
+      current.ok() ? StrCat(reader.remaining(), " bytes left over")
+                   : std::string(current.message()),
+      ")");
 }
 
 StatusOr<ir::Attribute> ReadGather(ByteReader& reader) {
@@ -237,14 +242,12 @@ StatusOr<ir::Attribute> ReadMeshAttribute(AttrTypeTable& table,
     }
     case kMesh: {
       ASSIGN_OR_RETURN(ir::Attribute axes, table.ReadAttribute(reader));
-      std::string text =
-          StrCat("#stablehlo.mesh<axes = ", MeshAttributeText(axes));
       ASSIGN_OR_RETURN(bool has_device_ids, ReadBool(reader));
+      ir::Attribute device_ids;
       if (has_device_ids) {
-        ASSIGN_OR_RETURN(ir::Attribute ids, table.ReadAttribute(reader));
-        StrAppend(text, ", device_ids = ", MeshAttributeText(ids));
+        ASSIGN_OR_RETURN(device_ids, table.ReadAttribute(reader));
       }
-      return table.AttributeFromText(text + ">");
+      return table.AttributeFromText(MeshText(axes, device_ids));
     }
     default: {  // kReplicaGroupMeshAxes
       ASSIGN_OR_RETURN(ir::Attribute mesh, table.ReadAttribute(reader));
@@ -264,21 +267,13 @@ StatusOr<ir::Attribute> ReadMeshAttribute(AttrTypeTable& table,
 
 }  // namespace
 
-std::string MeshAttributeText(const ir::Attribute& attr) {
-  if (attr.is(ir::AttrKind::kArray)) {
-    return StrCat("[",
-                  StrJoin(attr.array(), ", ",
-                          [](std::string& out, const ir::Attribute& a) {
-                            out += MeshAttributeText(a);
-                          }),
-                  "]");
-  }
-  if (!attr.is(ir::AttrKind::kDialectStruct)) return attr.ToString();
-  std::string out = StrCat("#", attr.struct_name(), "<");
-  bool first = true;
+namespace {
+
+// `key = value, ...` of a mesh struct, as StableHLO prints its fields.
+std::string StructFieldsText(const ir::Attribute& attr) {
+  std::string out;
   for (const auto& [key, value] : attr.struct_fields()) {
-    if (!first) out += ", ";
-    first = false;
+    if (!out.empty()) out += ", ";
     if (value.is(ir::AttrKind::kDialectStruct) &&
         value.struct_name() == "stablehlo.sub_axis_info") {
       // `sub_axis_info = (pre_size)size`.
@@ -291,7 +286,41 @@ std::string MeshAttributeText(const ir::Attribute& attr) {
       StrAppend(out, key, " = ", MeshAttributeText(value));
     }
   }
-  return out + ">";
+  return out;
+}
+
+}  // namespace
+
+std::string MeshAttributeText(const ir::Attribute& attr) {
+  if (attr.is(ir::AttrKind::kArray)) {
+    return StrCat("[",
+                  StrJoin(attr.array(), ", ",
+                          [](std::string& out, const ir::Attribute& a) {
+                            out += MeshAttributeText(a);
+                          }),
+                  "]");
+  }
+  if (!attr.is(ir::AttrKind::kDialectStruct)) return attr.ToString();
+  return StrCat("#", attr.struct_name(), "<", StructFieldsText(attr), ">");
+}
+
+std::string MeshText(const ir::Attribute& axes,
+                     const ir::Attribute& device_ids) {
+  // StableHLO prints `axes=[<name = "x", size = 2>], device_ids=...`: the
+  // axes without their attribute name, `=` without spaces.
+  std::string text = "#stablehlo.mesh<axes=[";
+  if (axes.is(ir::AttrKind::kArray)) {
+    for (size_t i = 0; i < axes.array().size(); ++i) {
+      const ir::Attribute& axis = axes.array()[i];
+      if (i > 0) text += ", ";
+      text += axis.is(ir::AttrKind::kDialectStruct)
+                  ? StrCat("<", StructFieldsText(axis), ">")
+                  : axis.ToString();
+    }
+  }
+  text += "]";
+  if (device_ids) StrAppend(text, ", device_ids=", device_ids.ToString());
+  return text + ">";
 }
 
 StatusOr<ir::Attribute> DecodeStablehloAttribute(AttrTypeTable& table,

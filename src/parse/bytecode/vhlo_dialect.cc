@@ -276,16 +276,14 @@ StatusOr<ir::Attribute> DecodeVhloAttribute(AttrTypeTable& table,
     }
     case kMeshV1: {
       ASSIGN_OR_RETURN(ir::Attribute axes, table.ReadAttribute(reader));
-      std::string text =
-          StrCat("#stablehlo.mesh<axes = ", MeshAttributeText(axes));
-      uint64_t device_ids;
+      uint64_t device_ids_index;
       bool present;
-      RETURN_IF_ERROR(reader.ReadVarIntWithFlag(device_ids, present));
+      RETURN_IF_ERROR(reader.ReadVarIntWithFlag(device_ids_index, present));
+      ir::Attribute device_ids;
       if (present) {
-        ASSIGN_OR_RETURN(ir::Attribute ids, table.Attribute(device_ids));
-        StrAppend(text, ", device_ids = ", MeshAttributeText(ids));
+        ASSIGN_OR_RETURN(device_ids, table.Attribute(device_ids_index));
       }
-      return table.AttributeFromText(text + ">");
+      return table.AttributeFromText(MeshText(axes, device_ids));
     }
     default:
       return reader.Error("unknown VHLO attribute code ", code,
