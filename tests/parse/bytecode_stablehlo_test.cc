@@ -442,6 +442,42 @@ TEST(BytecodeStablehloTest, ReadsThePropertiesOfUnregisteredOps) {
   EXPECT_EQ(read.GetAttr("value"), ir::Attribute::String("v"));
 }
 
+TEST(BytecodeStablehloTest, ReadsTheLayoutsOfOtherVersionsOfAnOp) {
+  {
+    // StableHLO 1.18 added custom_call's result_tilings, last by name.
+    Plain p(6);
+    uint64_t op = p.w.OpName(kStablehlo, "custom_call");
+    uint64_t target = p.w.BuiltinString("t");
+    uint64_t tilings = p.w.Attr(kBuiltin, VarInt(kArrayAttr) + VarInt(0));
+    std::string blob = WithFlag(0, false) + WithFlag(0, false) + VarInt(target);
+    for (int i = 0; i < 5; ++i) blob += WithFlag(0, false);
+    blob += WithFlag(tilings, true);
+    std::string call = Op(op, 0x44, p.loc,
+                          VarInt(p.w.Properties(blob)) + VarInt(1) + VarInt(0));
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<ir::Module> module,
+                         Read(p.Build(call, 1)));
+    const ir::Operation& read = FirstOp(*module);
+    EXPECT_EQ(read.GetAttr("call_target_name"), ir::Attribute::String("t"));
+    // [] is result_tilings' default, dropped as the text parser drops it.
+    EXPECT_FALSE(read.HasAttr("result_tilings"));
+    EXPECT_TRUE(read.attributes().empty());
+  }
+  {
+    // Older MLIR stored func.call's callee alone.
+    Plain p(6);
+    uint64_t op = p.w.OpName(kFunc, "call");
+    uint64_t callee =
+        p.w.Attr(kBuiltin, VarInt(4) + VarInt(p.w.BuiltinString("main")));
+    std::string call = Op(op, 0x46, p.loc,
+                          VarInt(p.w.Properties(VarInt(callee))) + VarInt(1) +
+                              VarInt(p.tensor_f32) + VarInt(1) + VarInt(0));
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<ir::Module> module,
+                         Read(p.Build(call, 1, 1)));
+    EXPECT_EQ(FirstOp(*module).GetAttr("callee"),
+              ir::Attribute::SymbolRef("main"));
+  }
+}
+
 TEST(BytecodeStablehloTest, RejectsMalformedEncodingsWithTheirReason) {
   struct Case {
     const char* what;
@@ -505,6 +541,17 @@ TEST(BytecodeStablehloTest, RejectsMalformedProperties) {
     std::string message = ReadError(p.Build(op, 1, 1));
     EXPECT_NE(message.find("unexpected bytes after the properties"),
               std::string::npos)
+        << message;
+  }
+  {
+    SCOPED_TRACE("fits none of an op's layouts");
+    Plain p(6);
+    uint64_t op = p.w.OpName(kFunc, "call");
+    std::string call =
+        Op(op, 0x44, p.loc,
+           VarInt(p.w.Properties(WithFlag(0, false))) + VarInt(1) + VarInt(0));
+    std::string message = ReadError(p.Build(call, 1));
+    EXPECT_NE(message.find("other layout(s) of 'func.call'"), std::string::npos)
         << message;
   }
   {

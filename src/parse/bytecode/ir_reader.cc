@@ -211,12 +211,38 @@ Status IrReader::ReadProperties(ByteReader& reader, const OpNameInfo& name,
 
 Status IrReader::ReadOdsProperties(ByteReader& blob, const OdsOpInfo& op,
                                    ir::NamedAttrList& properties) {
+  Status first_error;
+  for (size_t i = 0; i < op.layouts.size(); ++i) {
+    ByteReader attempt = blob;
+    ir::NamedAttrList read;
+    Status status = ReadOdsLayout(attempt, op, op.layouts[i], read);
+    if (status.ok() && attempt.empty()) {
+      blob = attempt;
+      for (const auto& [key, value] : read) properties.Set(key, value);
+      return OkStatus();
+    }
+    if (i == 0) {
+      first_error = status.ok() ? attempt.Error(attempt.remaining(),
+                                                " unexpected bytes after the "
+                                                "properties")
+                                : status;
+    }
+  }
+  if (op.layouts.size() == 1) return first_error;
+  return InvalidArgumentError(first_error.message(), " (nor do they fit the ",
+                              op.layouts.size() - 1, " other layout(s) of '",
+                              op.name, "' Kiln knows)");
+}
+
+Status IrReader::ReadOdsLayout(ByteReader& blob, const OdsOpInfo& op,
+                               const OdsLayout& layout,
+                               ir::NamedAttrList& properties) {
   using Kind = OdsProperty::Kind;
   // From version 6 segment sizes follow the attributes as sparse arrays;
   // before, they are dense i32 array attributes in the sorted order.
   bool native_segments = file_.version >= kVersionNativeSegmentSizes;
   std::vector<const OdsProperty*> segments;
-  for (const OdsProperty& property : op.properties) {
+  for (const OdsProperty& property : layout) {
     bool is_segments = property.kind == Kind::kOperandSegments ||
                        property.kind == Kind::kResultSegments;
     if (is_segments && native_segments) {

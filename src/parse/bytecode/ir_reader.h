@@ -64,9 +64,12 @@ class IrReader {
   // Decodes the properties of an op (version >= 5) into named attributes.
   Status ReadProperties(ByteReader& reader, const OpNameInfo& name,
                         ir::NamedAttrList& properties);
-  // The properties of an op of ods_ops.def, from its properties blob.
+  // The properties of an op of ods_ops.def, from its properties blob: the
+  // first of the op's layouts that uses up the blob.
   Status ReadOdsProperties(ByteReader& blob, const OdsOpInfo& op,
                            ir::NamedAttrList& properties);
+  Status ReadOdsLayout(ByteReader& blob, const OdsOpInfo& op,
+                       const OdsLayout& layout, ir::NamedAttrList& properties);
 
   Status DefineValues(ByteReader& reader,
                       const std::vector<ir::Value*>& values);

@@ -32,12 +32,15 @@ OdsProperty ParseProperty(std::string_view item) {
 const std::unordered_map<std::string_view, OdsOpInfo>& OdsOps() {
   static const auto* kOps = [] {
     auto* ops = new std::unordered_map<std::string_view, OdsOpInfo>();
+    // Lines after an op's first add layouts of other versions.
     auto add = [ops](std::string_view name, std::string_view properties) {
-      OdsOpInfo info{name, {}};
+      OdsLayout layout;
       for (std::string_view item : StrSplit(properties, ',')) {
-        info.properties.push_back(ParseProperty(item));
+        layout.push_back(ParseProperty(item));
       }
-      ops->emplace(name, std::move(info));
+      OdsOpInfo& info = (*ops)[name];
+      info.name = name;
+      info.layouts.push_back(std::move(layout));
     };
 #define KILN_ODS_OP(name, properties) add(name, properties);
 #include "parse/bytecode/ods_ops.def"

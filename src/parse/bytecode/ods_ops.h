@@ -21,10 +21,14 @@ struct OdsProperty {
   int num_segments = 0;  // for the two segment kinds
 };
 
+// One way an op's properties are laid out, in the writer's order (sorted
+// by name).
+using OdsLayout = std::vector<OdsProperty>;
+
 struct OdsOpInfo {
   std::string_view name;  // "stablehlo.compare"
-  // In the writer's order: sorted by name.
-  std::vector<OdsProperty> properties;
+  // The current layout first, then those of other versions of the op.
+  std::vector<OdsLayout> layouts;
 };
 
 // The op named `full_name` ("stablehlo.compare"), or null when Kiln does
