@@ -18,10 +18,19 @@ Kiln's oracle (tests/parse/stablehlo_bytecode_test.cc, and
 stablehlo_bytecode_check.py): reading NAME.mlirbc gives the module that
 parsing NAME.mlir gives.
 
+--small writes only the few programs kept in the repository, without
+locations, and only NAME.mlirbc, NAME.mlir and the first NAME.vN.mlirbc.
+--text-files converts MLIR text files instead (each `// -----` part one
+program), e.g. a corpus of StableHLO tests; with --kiln, each part goes
+through `kiln print --generic` first, so ops of dialects JAX's MLIR lacks
+(check.*) parse there as unregistered ops.
+
 Usage (with a Python that has jax):
   python3 tests/parse/stablehlo_bytecode_gen.py OUT_DIR [--run-data]
   python3 tests/parse/stablehlo_bytecode_gen.py --small \
       tests/parse/testdata/stablehlo_bytecode
+  python3 tests/parse/stablehlo_bytecode_gen.py OUT_DIR --kiln build/bin/kiln \
+      --text-files ../shared/corpus/stablehlo/interpret/*.mlir
 """
 
 import argparse
@@ -103,10 +112,6 @@ def f32(*shape):
 
 def f64(*shape):
   return RNG.standard_normal(shape)
-
-
-def pos32(*shape):
-  return (RNG.random(shape) + 0.5).astype(np.float32)
 
 
 def i32(*shape, low=-8, high=8):

@@ -111,14 +111,13 @@ StatusOr<ir::Attribute> ReadDot(ByteReader& reader) {
   return ir::Attribute::Dot(std::move(dims));
 }
 
-// The fields of gather or scatter dimension numbers: three lists, the two
-// batching lists (from StableHLO 1.1; `batching`), and the index vector
-// dimension. `lists` receives the five lists in that order.
+// The fields of gather or scatter dimension numbers: five lists, of which
+// the third and fourth are the batching dimensions (from StableHLO 1.1;
+// absent unless `batching`), then the index vector dimension.
 Status ReadGatherLikeFields(ByteReader& reader, bool batching,
                             std::vector<int64_t>* lists[5],
                             int64_t& index_vector_dim) {
-  // Writers put the batching lists after the first two.
-  for (int i : {0, 1, 2, 3, 4}) {
+  for (int i = 0; i < 5; ++i) {
     bool is_batching = i == 2 || i == 3;
     if (is_batching && !batching) continue;
     ASSIGN_OR_RETURN(*lists[i], ReadSignedVarInts(reader, "dimensions"));
