@@ -14,6 +14,7 @@ enum class DefaultKind : uint8_t {
   kEmptyStringOrDict,    // "" or {}
   kEmptyArray,           // []
   kEmptyDictionary,      // {}
+  kEmptyDictionaries,    // [] or [{}, {}, ...]: no argument has attributes
   kNoElements,           // a dense array or tensor with no elements
   kAllElementsEqual,     // every element (of a dense array/tensor) is `value`
   kAllPrecisionDefault,  // [#stablehlo<precision DEFAULT>, ...]
@@ -33,6 +34,12 @@ struct AttrDefault {
 // (StablehloOps.td) and the defaults VHLO fills in for absent attributes
 // (VhloLegalizeToStablehlo.cpp, removeDefaults).
 constexpr AttrDefault kDefaults[] = {
+    // MLIR prints no attributes for `arg_attrs = [{}, {}]`, and writers
+    // (JAX) store such lists.
+    {"func.func", "arg_attrs", DefaultKind::kEmptyDictionaries},
+    {"func.func", "res_attrs", DefaultKind::kEmptyDictionaries},
+    {"func.call", "arg_attrs", DefaultKind::kEmptyDictionaries},
+    {"func.call", "res_attrs", DefaultKind::kEmptyDictionaries},
     {"stablehlo.all_gather", "channel_handle", DefaultKind::kChannelZero},
     {"stablehlo.all_reduce", "channel_handle", DefaultKind::kChannelZero},
     {"stablehlo.all_to_all", "channel_handle", DefaultKind::kChannelZero},
@@ -148,6 +155,13 @@ bool Matches(const AttrDefault& entry, const Attribute& value) {
       return value.is(AttrKind::kArray) && value.array().empty();
     case DefaultKind::kEmptyDictionary:
       return value.is(AttrKind::kDictionary) && value.dictionary().empty();
+    case DefaultKind::kEmptyDictionaries:
+      return value.is(AttrKind::kArray) &&
+             std::all_of(value.array().begin(), value.array().end(),
+                         [](const Attribute& e) {
+                           return e.is(AttrKind::kDictionary) &&
+                                  e.dictionary().empty();
+                         });
     case DefaultKind::kNoElements: {
       std::optional<std::vector<int64_t>> elements = Elements(value);
       return elements && elements->empty();

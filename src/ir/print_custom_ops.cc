@@ -327,8 +327,18 @@ bool OpPrinter::PrintScan(const Operation& op, int indent) {
     StrAppend(out_, i > inputs ? ", " : "", NameOf(op.operand(i)));
   }
   StrAppend(out_, ") dimension=", dimension.int_value());
-  std::vector<NamedAttribute> rest =
-      RemainingAttributes(op, {"operandSegmentSizes", "dimension"});
+  // Result segments the parser derives (outputs, then one carry per init)
+  // go unprinted, as MLIR prints them.
+  int carries = op.num_operands() - inputs;
+  Attribute result_segments = op.GetAttr("resultSegmentSizes");
+  bool derived_results =
+      result_segments.is(AttrKind::kDenseArray) &&
+      result_segments.dense_array_type() == ElementType::kI32 &&
+      result_segments.dense_ints() ==
+          std::vector<int64_t>{op.num_results() - carries, carries};
+  std::vector<std::string> elided = {"operandSegmentSizes", "dimension"};
+  if (derived_results) elided.push_back("resultSegmentSizes");
+  std::vector<NamedAttribute> rest = RemainingAttributes(op, elided);
   if (!rest.empty()) StrAppend(out_, " attributes ", AttrDict(rest));
   out_ += " ";
   PrintRegion(op.region(0), indent, /*print_entry_args=*/true);

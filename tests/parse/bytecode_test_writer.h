@@ -48,11 +48,13 @@ inline std::string Section(uint8_t id, std::string_view data) {
 // Builds the tables of a file and assembles it around an IR section.
 class Writer {
  public:
+  // A portable artifact's tables start with builtin (0) and vhlo (1);
+  // plain bytecode lists its own dialects.
   explicit Writer(uint64_t version = 6,
-                  std::string producer = "StableHLO_v1.20.0")
+                  std::string producer = "StableHLO_v1.20.0",
+                  std::vector<std::string> dialects = {"builtin", "vhlo"})
       : version_(version), producer_(std::move(producer)) {
-    Dialect("builtin");
-    Dialect("vhlo");
+    for (const std::string& dialect : dialects) Dialect(dialect);
   }
 
   uint64_t String(const std::string& text) {

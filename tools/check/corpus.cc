@@ -15,6 +15,7 @@
 #include "compile/compiler.h"
 #include "compile/custom_call.h"
 #include "exec/executor.h"
+#include "parse/parse.h"
 #include "parse/text/parser.h"
 #include "tools/check/check_targets.h"
 #include "tools/check/inputs.h"
@@ -179,7 +180,10 @@ CaseResult RunCase(const Case& c, const CorpusOptions& options,
         std::chrono::duration<double>(Clock::now() - start).count();
     return result;
   };
-  auto module = parse::ParseTextModule(c.text, c.path, c.first_line);
+  // A bytecode file is one case; text cases are parts of their file.
+  auto module = parse::IsBytecode(c.text)
+                    ? parse::ParseModule(c.text, c.path)
+                    : parse::ParseTextModule(c.text, c.path, c.first_line);
   if (!module.ok()) {
     return finish(CaseResult::Outcome::kFailed,
                   StrCat("parse: ", module.status().message()));
@@ -226,6 +230,15 @@ std::vector<Case> LoadCases(const std::string& path, std::string& text,
     return cases;
   }
   text = std::move(contents).value();
+  if (parse::IsBytecode(text)) {
+    Case c;
+    c.path = path;
+    c.name = path;
+    c.text = text;
+    c.first_line = 1;
+    cases.push_back(std::move(c));
+    return cases;
+  }
   std::vector<parse::TextPart> parts = parse::SplitInputFile(text);
   for (const parse::TextPart& part : parts) {
     Case c;
@@ -250,7 +263,9 @@ StatusOr<std::vector<std::string>> CollectCorpusFiles(
       for (auto it = std::filesystem::recursive_directory_iterator(path, error);
            !error && it != std::filesystem::recursive_directory_iterator();
            it.increment(error)) {
-        if (it->is_regular_file() && it->path().extension() == ".mlir") {
+        // MLIR text, and MLIR bytecode written as .mlirbc.
+        if (it->is_regular_file() && (it->path().extension() == ".mlir" ||
+                                      it->path().extension() == ".mlirbc")) {
           found.push_back(it->path().string());
         }
       }

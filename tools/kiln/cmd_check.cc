@@ -1,5 +1,7 @@
 // `kiln check [--json] PATH...`: compiles and runs every self-checking
-// program under the paths and reports the failures and the counts.
+// program under the paths (MLIR text, each `// -----` part a program, or
+// MLIR bytecode, .mlirbc in folders) and reports the failures and the
+// counts.
 #include <cstdio>
 #include <string>
 

@@ -12,6 +12,46 @@ namespace {
 // (call sites of call sites); real files stay far below this.
 constexpr int kMaxNesting = 200;
 
+// The dialects whose own bytecode encodings Kiln decodes.
+template <StatusOr<ir::Attribute> (*Decode)(AttrTypeTable&, ByteReader&)>
+StatusOr<DecodedAttr> AsDecodedAttr(AttrTypeTable& table, ByteReader& reader) {
+  ASSIGN_OR_RETURN(ir::Attribute attr, Decode(table, reader));
+  return DecodedAttr{std::move(attr), std::nullopt};
+}
+
+struct DialectCodec {
+  std::string_view dialect;
+  StatusOr<DecodedAttr> (*attribute)(AttrTypeTable&, ByteReader&);
+  StatusOr<ir::Type> (*type)(AttrTypeTable&, ByteReader&);
+};
+constexpr DialectCodec kCodecs[] = {
+    {"builtin", DecodeBuiltinAttribute, DecodeBuiltinType},
+    {"vhlo", AsDecodedAttr<DecodeVhloAttribute>, DecodeVhloType},
+    {"stablehlo", AsDecodedAttr<DecodeStablehloAttribute>, DecodeStablehloType},
+    {"chlo", AsDecodedAttr<DecodeChloAttribute>, nullptr},
+    {"quant", nullptr, DecodeQuantType},
+    {"sdy", AsDecodedAttr<DecodeSdyAttribute>, nullptr},
+};
+
+const DialectCodec* FindCodec(std::string_view dialect) {
+  for (const DialectCodec& codec : kCodecs) {
+    if (codec.dialect == dialect) return &codec;
+  }
+  return nullptr;
+}
+
+// "builtin, vhlo, ..." for messages: the dialects with attribute (or type)
+// decoders.
+std::string CodecNames(bool attributes) {
+  std::vector<std::string_view> names;
+  for (const DialectCodec& codec : kCodecs) {
+    if ((attributes ? codec.attribute != nullptr : codec.type != nullptr)) {
+      names.push_back(codec.dialect);
+    }
+  }
+  return StrJoin(names, ", ");
+}
+
 class NestingGuard {
  public:
   explicit NestingGuard(int& depth) : depth_(depth) { ++depth_; }
@@ -73,19 +113,14 @@ StatusOr<DecodedAttr> AttrTypeTable::DecodeAttribute(const AttrTypeEntry& entry,
     result.attr = std::move(parsed).value();
     return result;
   }
-  if (dialect == "builtin") {
-    ASSIGN_OR_RETURN(result, DecodeBuiltinAttribute(*this, reader));
-  } else if (dialect == "vhlo") {
-    ASSIGN_OR_RETURN(result.attr, DecodeVhloAttribute(*this, reader));
-  } else if (dialect == "sdy") {
-    ASSIGN_OR_RETURN(result.attr, DecodeSdyAttribute(*this, reader));
-  } else {
+  const DialectCodec* codec = FindCodec(dialect);
+  if (codec == nullptr || codec->attribute == nullptr) {
     return reader.Error(
-        "Kiln cannot decode the bytecode encoding of attributes of "
-        "dialect '",
-        EscapeForMessage(dialect),
-        "' (only builtin, vhlo and sdy, or assembly text)");
+        "Kiln cannot decode the bytecode encoding of attributes of dialect '",
+        EscapeForMessage(dialect), "' (only ", CodecNames(true),
+        ", or assembly text)");
   }
+  ASSIGN_OR_RETURN(result, codec->attribute(*this, reader));
   if (!reader.empty()) {
     return reader.Error(reader.remaining(),
                         " unexpected bytes after the attribute");
@@ -168,18 +203,14 @@ StatusOr<ir::Type> AttrTypeTable::DecodeType(const AttrTypeEntry& entry,
     return reader.Error("type '", EscapeForMessage(text),
                         "' is stored as text and no type parser was given");
   }
-  ir::Type type;
-  if (dialect == "builtin") {
-    ASSIGN_OR_RETURN(type, DecodeBuiltinType(*this, reader));
-  } else if (dialect == "vhlo") {
-    ASSIGN_OR_RETURN(type, DecodeVhloType(*this, reader));
-  } else {
+  const DialectCodec* codec = FindCodec(dialect);
+  if (codec == nullptr || codec->type == nullptr) {
     return reader.Error(
-        "Kiln cannot decode the bytecode encoding of types of "
-        "dialect '",
-        EscapeForMessage(dialect),
-        "' (only builtin and vhlo, or assembly text)");
+        "Kiln cannot decode the bytecode encoding of types of dialect '",
+        EscapeForMessage(dialect), "' (only ", CodecNames(false),
+        ", or assembly text)");
   }
+  ASSIGN_OR_RETURN(ir::Type type, codec->type(*this, reader));
   if (!reader.empty()) {
     return reader.Error(reader.remaining(), " unexpected bytes after the type");
   }
@@ -252,6 +283,60 @@ StatusOr<std::shared_ptr<ir::ResourceBlob>> AttrTypeTable::ReadResource(
     it->second = std::move(blob);
   }
   return it->second;
+}
+
+StatusOr<ir::Attribute> ReadEnumAttribute(ByteReader& reader,
+                                          ir::EnumKind kind) {
+  ASSIGN_OR_RETURN(uint64_t value, reader.ReadVarInt());
+  if (value > 64 ||
+      ir::EnumValueName(kind, static_cast<int64_t>(value)).empty()) {
+    return reader.Error("invalid ", ir::EnumKindName(kind), " value ", value);
+  }
+  return ir::Attribute::Enum(kind, static_cast<int64_t>(value));
+}
+
+StatusOr<std::vector<int64_t>> ReadSignedVarInts(ByteReader& reader,
+                                                 std::string_view what) {
+  ASSIGN_OR_RETURN(uint64_t count, reader.ReadCount(what));
+  std::vector<int64_t> values;
+  values.reserve(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    ASSIGN_OR_RETURN(int64_t value, reader.ReadSignedVarInt());
+    values.push_back(value);
+  }
+  return values;
+}
+
+StatusOr<std::vector<int64_t>> ReadShape(ByteReader& reader) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> shape,
+                   ReadSignedVarInts(reader, "dimensions"));
+  for (int64_t dim : shape) {
+    if (dim < 0 && dim != ir::kDynamic) {
+      return reader.Error("invalid dimension size ", dim);
+    }
+  }
+  return shape;
+}
+
+StatusOr<std::vector<ir::Type>> ReadTypeList(AttrTypeTable& table,
+                                             ByteReader& reader) {
+  ASSIGN_OR_RETURN(uint64_t count, reader.ReadCount("types"));
+  std::vector<ir::Type> types;
+  types.reserve(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    ASSIGN_OR_RETURN(ir::Type type, table.ReadType(reader));
+    types.push_back(std::move(type));
+  }
+  return types;
+}
+
+StatusOr<ir::ElementType> ScalarElementType(ByteReader& reader,
+                                            const ir::Type& type,
+                                            std::string_view what) {
+  if (!type.is(ir::TypeKind::kElement)) {
+    return reader.Error(what, " must be a scalar type, got ", type.ToString());
+  }
+  return type.element_type();
 }
 
 ir::Attribute MakeDictionary(std::vector<ir::NamedAttribute> entries) {

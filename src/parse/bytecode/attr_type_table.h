@@ -2,9 +2,10 @@
 //
 // Entries refer to each other by index; decoding follows those references
 // recursively with a depth limit, and an entry that (directly or not)
-// refers to itself is an error rather than a hang. Builtin and VHLO
-// entries are decoded by builtin_dialect.cc and vhlo_dialect.cc; entries
-// stored as assembly text go through the options' hooks.
+// refers to itself is an error rather than a hang. Entries in a dialect's
+// own encoding are decoded by that dialect's file (builtin_dialect.cc,
+// vhlo_dialect.cc, stablehlo_dialect.cc, ...); entries stored as assembly
+// text go through the options' hooks.
 #ifndef KILN_PARSE_BYTECODE_ATTR_TYPE_TABLE_H_
 #define KILN_PARSE_BYTECODE_ATTR_TYPE_TABLE_H_
 
@@ -84,7 +85,8 @@ class AttrTypeTable {
   int depth_ = 0;
 };
 
-// Dialect decoders, one call per entry with custom encoding.
+// Dialect decoders, one call per entry with custom encoding (the table in
+// attr_type_table.cc says which dialect has which).
 StatusOr<DecodedAttr> DecodeBuiltinAttribute(AttrTypeTable& table,
                                              ByteReader& reader);
 StatusOr<ir::Type> DecodeBuiltinType(AttrTypeTable& table, ByteReader& reader);
@@ -94,6 +96,17 @@ StatusOr<ir::Type> DecodeVhloType(AttrTypeTable& table, ByteReader& reader);
 // Shardy's attributes, kept as the assembly text Shardy prints for them.
 StatusOr<ir::Attribute> DecodeSdyAttribute(AttrTypeTable& table,
                                            ByteReader& reader);
+// The stablehlo dialect's own encoding (plain bytecode, not VHLO).
+StatusOr<ir::Attribute> DecodeStablehloAttribute(AttrTypeTable& table,
+                                                 ByteReader& reader);
+StatusOr<ir::Type> DecodeStablehloType(AttrTypeTable& table,
+                                       ByteReader& reader);
+// CHLO's two enums, kept as their assembly text (as the text parser keeps
+// every `#chlo<...>` attribute).
+StatusOr<ir::Attribute> DecodeChloAttribute(AttrTypeTable& table,
+                                            ByteReader& reader);
+// The quant dialect's types (!quant.uniform).
+StatusOr<ir::Type> DecodeQuantType(AttrTypeTable& table, ByteReader& reader);
 
 // Shared helpers of the dialect decoders.
 
@@ -107,6 +120,37 @@ StatusOr<int64_t> ReadKnownWidthInt(ByteReader& reader, int width,
                                     bool is_signed);
 // A float of element type `type` as the bits of its format.
 StatusOr<double> ReadKnownFloat(ByteReader& reader, ir::ElementType type);
+// A varint holding a value of StableHLO's enum `kind` (VHLO and the
+// stablehlo dialect number them alike).
+StatusOr<ir::Attribute> ReadEnumAttribute(ByteReader& reader,
+                                          ir::EnumKind kind);
+// A count, then that many zigzag varints (writeSignedVarInts).
+StatusOr<std::vector<int64_t>> ReadSignedVarInts(ByteReader& reader,
+                                                 std::string_view what);
+// A shape: a count, then zigzag varints (kDynamic for `?`).
+StatusOr<std::vector<int64_t>> ReadShape(ByteReader& reader);
+// A count, then that many type references.
+StatusOr<std::vector<ir::Type>> ReadTypeList(AttrTypeTable& table,
+                                             ByteReader& reader);
+// The element type of a scalar type; `what` names it in messages.
+StatusOr<ir::ElementType> ScalarElementType(ByteReader& reader,
+                                            const ir::Type& type,
+                                            std::string_view what);
+// The uniform quantized types, which VHLO and the quant dialect lay out
+// alike after their type code (quant_dialect.cc).
+StatusOr<ir::Type> ReadUniformQuantizedType(AttrTypeTable& table,
+                                            ByteReader& reader);
+StatusOr<ir::Type> ReadUniformQuantizedPerAxisType(AttrTypeTable& table,
+                                                   ByteReader& reader);
+// The StableHLO text of the mesh attributes (#stablehlo.mesh, axis_ref,
+// replica_group_mesh_axes; stablehlo_dialect.cc), which the IR keeps as
+// their text, as the text parser does. Their parts are decoded as
+// ir::Attribute::DialectStruct first: MeshAttributeText prints those
+// (and arrays of them), MeshText a whole mesh.
+std::string MeshAttributeText(const ir::Attribute& attr);
+std::string MeshText(const ir::Attribute& axes,
+                     const ir::Attribute& device_ids);
+
 // The raw data of a dense tensor attribute of `type` (a ranked tensor with
 // static shape), checked against the type and with bit-packed i1 data
 // unpacked. Sets `splat` when the data is a single element repeated.

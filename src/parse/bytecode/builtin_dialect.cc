@@ -72,32 +72,6 @@ StatusOr<std::vector<ir::Location>> ReadLocations(AttrTypeTable& table,
   return locations;
 }
 
-StatusOr<std::vector<int64_t>> ReadShape(ByteReader& reader) {
-  ASSIGN_OR_RETURN(uint64_t rank, reader.ReadCount("dimensions"));
-  std::vector<int64_t> shape;
-  shape.reserve(rank);
-  for (uint64_t i = 0; i < rank; ++i) {
-    ASSIGN_OR_RETURN(int64_t dim, reader.ReadSignedVarInt());
-    if (dim < 0 && dim != ir::kDynamic) {
-      return reader.Error("invalid dimension size ", dim);
-    }
-    shape.push_back(dim);
-  }
-  return shape;
-}
-
-StatusOr<std::vector<ir::Type>> ReadTypes(AttrTypeTable& table,
-                                          ByteReader& reader) {
-  ASSIGN_OR_RETURN(uint64_t count, reader.ReadCount("types"));
-  std::vector<ir::Type> types;
-  types.reserve(count);
-  for (uint64_t i = 0; i < count; ++i) {
-    ASSIGN_OR_RETURN(ir::Type type, table.ReadType(reader));
-    types.push_back(std::move(type));
-  }
-  return types;
-}
-
 // The element type of an integer or float attribute, with its bit width.
 StatusOr<ir::ElementType> ScalarType(ByteReader& reader, const ir::Type& type) {
   if (!type.is(ir::TypeKind::kElement)) {
@@ -353,8 +327,10 @@ StatusOr<ir::Type> DecodeBuiltinType(AttrTypeTable& table, ByteReader& reader) {
     case 1:
       return ir::Type::Element(ir::ElementType::kIndex);
     case 2: {
-      ASSIGN_OR_RETURN(std::vector<ir::Type> inputs, ReadTypes(table, reader));
-      ASSIGN_OR_RETURN(std::vector<ir::Type> results, ReadTypes(table, reader));
+      ASSIGN_OR_RETURN(std::vector<ir::Type> inputs,
+                       ReadTypeList(table, reader));
+      ASSIGN_OR_RETURN(std::vector<ir::Type> results,
+                       ReadTypeList(table, reader));
       return ir::Type::Function(std::move(inputs), std::move(results));
     }
     case 9: {
@@ -390,7 +366,7 @@ StatusOr<ir::Type> DecodeBuiltinType(AttrTypeTable& table, ByteReader& reader) {
     }
     case 15: {
       ASSIGN_OR_RETURN(std::vector<ir::Type> elements,
-                       ReadTypes(table, reader));
+                       ReadTypeList(table, reader));
       return ir::Type::Tuple(std::move(elements));
     }
     case 7:

@@ -30,6 +30,8 @@ inline constexpr uint64_t kVersionLazyLoading =
 inline constexpr uint64_t kVersionUseListOrdering = 3;
 inline constexpr uint64_t kVersionElideUnknownBlockArgLocation = 4;
 inline constexpr uint64_t kVersionNativeProperties = 5;
+// ODS operand/result segment sizes as sparse arrays, not attributes.
+inline constexpr uint64_t kVersionNativeSegmentSizes = 6;
 inline constexpr uint64_t kMaxBytecodeVersion = 6;
 
 // Top-level section ids.

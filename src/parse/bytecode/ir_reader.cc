@@ -1,5 +1,6 @@
 #include "parse/bytecode/ir_reader.h"
 
+#include "ir/attr_defaults.h"
 #include "parse/bytecode/vhlo_ops.h"
 
 namespace kiln::parse::bytecode {
@@ -22,43 +23,41 @@ enum OpMask : uint8_t {
 // The smallest encoding of an op: name, mask and location.
 constexpr uint64_t kMinOpBytes = 3;
 
-// Ops of other dialects whose properties Kiln reads: each property in the
-// order MLIR's generated writer stores them (sorted by name), optional ones
-// as `(index << 1) | present`. Source: shardy/dialect/sdy/ir/ops.td.
-struct OdsProperty {
-  const char* name;
-  bool optional;
-};
-struct OdsOpProperties {
-  std::string_view op;
-  std::initializer_list<OdsProperty> properties;
-};
-constexpr OdsOpProperties kOdsOps[] = {
-    {"sdy.mesh", {{"mesh", false}, {"sym_name", false}}},
-    {"sdy.sharding_constraint", {{"sharding", false}}},
-    {"sdy.reshard", {{"sharding", false}}},
-    {"sdy.manual_computation",
-     {{"in_shardings", false}, {"manual_axes", false}, {"out_shardings", false}}},
-    {"sdy.sharding_group", {{"group_id", false}}},
-    {"sdy.propagation_barrier", {{"allowed_direction", false}}},
-    {"sdy.named_computation",
-     {{"in_shardings", true}, {"name", false}, {"out_shardings", true}}},
-    {"sdy.data_flow_edge", {{"sharding", true}}},
-    {"sdy.constant", {{"value", false}}},
-    {"sdy.all_gather", {{"gathering_axes", false}, {"out_sharding", false}}},
-    {"sdy.all_slice", {{"out_sharding", false}, {"slicing_axes", false}}},
-    {"sdy.all_reduce", {{"out_sharding", false}, {"reduction_axes", false}}},
-    {"sdy.all_to_all", {{"out_sharding", false}, {"params", false}}},
-    {"sdy.collective_permute", {{"out_sharding", false}}},
-    {"sdy.reduce_scatter",
-     {{"out_sharding", false}, {"reduce_scatter_axes", false}}},
-};
-
-const OdsOpProperties* FindOdsOp(std::string_view name) {
-  for (const OdsOpProperties& op : kOdsOps) {
-    if (op.op == name) return &op;
+// A sparse array of `size` integers (DialectBytecodeWriter's
+// writeSparseArray): `(count << 1) | sparse`, then either `count` values
+// (the rest are zero) or the bits of an index and `count` values packed as
+// `(value << bits) | index`.
+StatusOr<std::vector<int64_t>> ReadSparseArray(ByteReader& reader,
+                                               uint64_t size) {
+  uint64_t count;
+  bool sparse;
+  RETURN_IF_ERROR(reader.ReadVarIntWithFlag(count, sparse));
+  std::vector<int64_t> values(size, 0);
+  if (count > size) {
+    return reader.Error("sparse array of ", count, " values for ", size,
+                        " segments");
   }
-  return nullptr;
+  uint64_t index_bits = 0;
+  if (sparse && count > 0) {
+    ASSIGN_OR_RETURN(index_bits, reader.ReadVarInt());
+    if (index_bits > 8) {
+      return reader.Error("sparse array indices of ", index_bits, " bits");
+    }
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    ASSIGN_OR_RETURN(uint64_t word, reader.ReadVarInt());
+    uint64_t index = sparse ? word & ((uint64_t{1} << index_bits) - 1) : i;
+    uint64_t value = sparse ? word >> index_bits : word;
+    if (index >= size) {
+      return reader.Error("sparse array index ", index, " for ", size,
+                          " segments");
+    }
+    if (value > INT32_MAX) {
+      return reader.Error("segment size ", value, " does not fit in i32");
+    }
+    values[index] = static_cast<int64_t>(value);
+  }
+  return values;
 }
 
 }  // namespace
@@ -75,6 +74,7 @@ IrReader::IrReader(const Container& file, AttrTypeTable& table)
                                         : StrCat(dialect, ".", entry.name);
     info.is_vhlo = dialect == "vhlo";
     if (info.is_vhlo) info.vhlo = LookupVhloOp(entry.name);
+    if (!info.is_vhlo) info.ods = LookupOdsOp(info.full_name);
     op_names_.push_back(std::move(info));
   }
 }
@@ -169,23 +169,22 @@ Status IrReader::ReadProperties(ByteReader& reader, const OpNameInfo& name,
                         "' has properties, which bytecode version ",
                         file_.version, " cannot have");
   }
-  if (!*name.entry->registered) {
-    // Ops unknown to the writer keep their properties as one dictionary.
-    ASSIGN_OR_RETURN(ir::Attribute dict, table_.ReadAttribute(reader));
-    if (!dict.is(ir::AttrKind::kDictionary)) {
-      return reader.Error("properties of '", EscapeForMessage(full_name),
-                          "' must be a dictionary, got ", dict.ToString());
-    }
-    for (const auto& [key, value] : dict.dictionary())
-      properties.Set(key, value);
-    return OkStatus();
-  }
   ASSIGN_OR_RETURN(uint64_t index,
                    reader.ReadIndex("properties", file_.properties.size()));
   const Section& properties_blob = file_.properties[index];
   ByteReader blob(properties_blob.data, properties_blob.offset, "properties",
                   index, full_name);
-  if (name.is_vhlo) {
+  if (!*name.entry->registered) {
+    // Ops unknown to the writer keep their properties as one dictionary
+    // attribute, whose reference is the blob.
+    ASSIGN_OR_RETURN(ir::Attribute dict, table_.ReadAttribute(blob));
+    if (!dict.is(ir::AttrKind::kDictionary)) {
+      return blob.Error("properties of '", EscapeForMessage(full_name),
+                        "' must be a dictionary, got ", dict.ToString());
+    }
+    for (const auto& [key, value] : dict.dictionary())
+      properties.Set(key, value);
+  } else if (name.is_vhlo) {
     const VhloOpInfo* info = name.vhlo;
     if (info == nullptr) {
       return reader.Error("unknown VHLO op '", EscapeForMessage(full_name),
@@ -196,32 +195,8 @@ Status IrReader::ReadProperties(ByteReader& reader, const OpNameInfo& name,
       ASSIGN_OR_RETURN(ir::Attribute value, table_.ReadAttribute(blob));
       properties.Set(std::string(property), value);
     }
-  } else if (full_name == "builtin.module") {
-    // Two optional attributes: (index << 1) | present.
-    for (const char* property : {"sym_name", "sym_visibility"}) {
-      uint64_t attr_index;
-      bool present;
-      RETURN_IF_ERROR(blob.ReadVarIntWithFlag(attr_index, present));
-      if (!present) continue;
-      StatusOr<ir::Attribute> value = table_.Attribute(attr_index);
-      if (!value.ok()) return value.status().WithContext(blob.what());
-      properties.Set(property, std::move(value).value());
-    }
-  } else if (const OdsOpProperties* ods = FindOdsOp(full_name)) {
-    for (const OdsProperty& property : ods->properties) {
-      if (!property.optional) {
-        ASSIGN_OR_RETURN(ir::Attribute value, table_.ReadAttribute(blob));
-        properties.Set(property.name, value);
-        continue;
-      }
-      uint64_t attr_index;
-      bool present;
-      RETURN_IF_ERROR(blob.ReadVarIntWithFlag(attr_index, present));
-      if (!present) continue;
-      StatusOr<ir::Attribute> value = table_.Attribute(attr_index);
-      if (!value.ok()) return value.status().WithContext(blob.what());
-      properties.Set(property.name, std::move(value).value());
-    }
+  } else if (name.ods != nullptr) {
+    RETURN_IF_ERROR(ReadOdsProperties(blob, *name.ods, properties));
   } else {
     return reader.Error(
         "op '", EscapeForMessage(full_name),
@@ -230,6 +205,76 @@ Status IrReader::ReadProperties(ByteReader& reader, const OpNameInfo& name,
   if (!blob.empty()) {
     return blob.Error(blob.remaining(),
                       " unexpected bytes after the properties");
+  }
+  return OkStatus();
+}
+
+Status IrReader::ReadOdsProperties(ByteReader& blob, const OdsOpInfo& op,
+                                   ir::NamedAttrList& properties) {
+  Status first_error;
+  for (size_t i = 0; i < op.layouts.size(); ++i) {
+    ByteReader attempt = blob;
+    ir::NamedAttrList read;
+    Status status = ReadOdsLayout(attempt, op, op.layouts[i], read);
+    if (status.ok() && attempt.empty()) {
+      blob = attempt;
+      for (const auto& [key, value] : read) properties.Set(key, value);
+      return OkStatus();
+    }
+    if (i == 0) {
+      first_error = status.ok() ? attempt.Error(attempt.remaining(),
+                                                " unexpected bytes after the "
+                                                "properties")
+                                : status;
+    }
+  }
+  if (op.layouts.size() == 1) return first_error;
+  return InvalidArgumentError(first_error.message(), " (nor do they fit the ",
+                              op.layouts.size() - 1, " other layout(s) of '",
+                              op.name, "' Kiln knows)");
+}
+
+Status IrReader::ReadOdsLayout(ByteReader& blob, const OdsOpInfo& op,
+                               const OdsLayout& layout,
+                               ir::NamedAttrList& properties) {
+  using Kind = OdsProperty::Kind;
+  // From version 6 segment sizes follow the attributes as sparse arrays;
+  // before, they are dense i32 array attributes in the sorted order.
+  bool native_segments = file_.version >= kVersionNativeSegmentSizes;
+  std::vector<const OdsProperty*> segments;
+  for (const OdsProperty& property : layout) {
+    bool is_segments = property.kind == Kind::kOperandSegments ||
+                       property.kind == Kind::kResultSegments;
+    if (is_segments && native_segments) {
+      segments.push_back(&property);
+      continue;
+    }
+    if (property.kind != Kind::kOptional) {
+      ASSIGN_OR_RETURN(ir::Attribute value, table_.ReadAttribute(blob));
+      if (is_segments && (!value.is(ir::AttrKind::kDenseArray) ||
+                          value.dense_array_type() != ir::ElementType::kI32 ||
+                          value.dense_array_size() != property.num_segments)) {
+        return blob.Error("'", property.name, "' of '", op.name,
+                          "' must be array<i32> of ", property.num_segments,
+                          " sizes, got ", value.ToString());
+      }
+      properties.Set(std::string(property.name), std::move(value));
+      continue;
+    }
+    uint64_t attr_index;
+    bool present;
+    RETURN_IF_ERROR(blob.ReadVarIntWithFlag(attr_index, present));
+    if (!present) continue;
+    StatusOr<ir::Attribute> value = table_.Attribute(attr_index);
+    if (!value.ok()) return value.status().WithContext(blob.what());
+    properties.Set(std::string(property.name), std::move(value).value());
+  }
+  for (const OdsProperty* property : segments) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> sizes,
+                     ReadSparseArray(blob, property->num_segments));
+    properties.Set(
+        std::string(property->name),
+        ir::Attribute::DenseIntArray(ir::ElementType::kI32, std::move(sizes)));
   }
   return OkStatus();
 }
@@ -334,6 +379,9 @@ Status IrReader::ReadOp(ByteReader& reader, ir::Block& block,
                                          std::move(loc));
     for (const auto& [key, value] : properties) op->SetAttr(key, value);
     for (const auto& [key, value] : attributes) op->SetAttr(key, value);
+    // As the text parser does: an attribute holding its default reads as
+    // absent.
+    ir::EraseDefaultAttributes(*op);
   }
   for (uint64_t i = 0; i < num_regions; ++i) op->AddRegion();
   for (ir::Block* successor : successors) op->AddSuccessor(successor);

@@ -2,7 +2,7 @@
 // isolated regions (in their own sections from version 2), values numbered
 // per isolated scope with forward references, use-list orders (skipped).
 // VHLO ops are converted as they are read; ops of other dialects are kept
-// as generic ops.
+// as they are (their properties decoded with the ODS table, ods_ops.def).
 #ifndef KILN_PARSE_BYTECODE_IR_READER_H_
 #define KILN_PARSE_BYTECODE_IR_READER_H_
 
@@ -16,6 +16,7 @@
 #include "parse/bytecode/attr_type_table.h"
 #include "parse/bytecode/container.h"
 #include "parse/bytecode/encoding.h"
+#include "parse/bytecode/ods_ops.h"
 #include "parse/bytecode/vhlo_ops.h"
 
 namespace kiln::parse::bytecode {
@@ -58,10 +59,17 @@ class IrReader {
     std::string full_name;  // "vhlo.add_v1"
     bool is_vhlo = false;
     const VhloOpInfo* vhlo = nullptr;  // null for unknown VHLO ops
+    const OdsOpInfo* ods = nullptr;    // null for ops not in ods_ops.def
   };
   // Decodes the properties of an op (version >= 5) into named attributes.
   Status ReadProperties(ByteReader& reader, const OpNameInfo& name,
                         ir::NamedAttrList& properties);
+  // The properties of an op of ods_ops.def, from its properties blob: the
+  // first of the op's layouts that uses up the blob.
+  Status ReadOdsProperties(ByteReader& blob, const OdsOpInfo& op,
+                           ir::NamedAttrList& properties);
+  Status ReadOdsLayout(ByteReader& blob, const OdsOpInfo& op,
+                       const OdsLayout& layout, ir::NamedAttrList& properties);
 
   Status DefineValues(ByteReader& reader,
                       const std::vector<ir::Value*>& values);

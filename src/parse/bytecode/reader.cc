@@ -34,13 +34,20 @@ std::optional<Version> ParseProducer(std::string_view producer) {
   return version;
 }
 
-Status CheckProducer(std::string_view producer) {
+// A file is a portable artifact when StableHLO wrote it: the producer names
+// the VHLO version, which must be one Kiln reads.
+bool IsPortableArtifact(std::string_view producer) {
+  return StartsWith(producer, "StableHLO_v");
+}
+
+Status CheckArtifactVersion(std::string_view producer) {
   std::optional<Version> version = ParseProducer(producer);
   if (!version) {
     return InvalidArgumentError(
         "MLIR bytecode produced by '", EscapeForMessage(producer),
-        "' is not a StableHLO portable artifact (Kiln reads ", kSupportedRange,
-        ")");
+        "' is not a StableHLO portable artifact of a version Kiln can read "
+        "(Kiln reads ",
+        kSupportedRange, ")");
   }
   bool too_old = *version < kMinVersion;
   bool too_new = Version{(*version)[0], (*version)[1], 0} > kMaxVersion;
@@ -53,11 +60,29 @@ Status CheckProducer(std::string_view producer) {
   return OkStatus();
 }
 
+// Any other producer wrote plain bytecode of the dialects themselves
+// (stablehlo, chlo, func, ...), which must not hold VHLO: its version would
+// be unknown.
+Status CheckPlainFile(std::string_view producer, const Container& file) {
+  for (std::string_view dialect : file.dialects) {
+    if (dialect != "vhlo") continue;
+    return InvalidArgumentError(
+        "MLIR bytecode produced by '", EscapeForMessage(producer),
+        "' holds VHLO ops but is not a StableHLO portable artifact, which "
+        "names its VHLO version in the producer (Kiln reads ",
+        kSupportedRange, ", and plain bytecode of the StableHLO dialects)");
+  }
+  return OkStatus();
+}
+
 StatusOr<std::unique_ptr<ir::Module>> Read(std::string_view bytes,
                                            const BytecodeReadOptions& options) {
   ASSIGN_OR_RETURN(Header header, ReadHeader(bytes));
-  RETURN_IF_ERROR(CheckProducer(header.producer));
+  bool artifact = IsPortableArtifact(header.producer);
+  // Artifacts of unknown VHLO versions are refused before anything else.
+  if (artifact) RETURN_IF_ERROR(CheckArtifactVersion(header.producer));
   ASSIGN_OR_RETURN(Container file, ReadContainer(bytes));
+  if (!artifact) RETURN_IF_ERROR(CheckPlainFile(header.producer, file));
   AttrTypeTable table(file, options);
   IrReader ir_reader(file, table);
   ASSIGN_OR_RETURN(std::unique_ptr<ir::Operation> module_op,

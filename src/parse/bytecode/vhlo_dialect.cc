@@ -94,148 +94,6 @@ enum VhloTypeCode : uint64_t {
   kFutureV1 = 42,
 };
 
-StatusOr<ir::Attribute> ReadEnum(ByteReader& reader, ir::EnumKind kind) {
-  ASSIGN_OR_RETURN(uint64_t value, reader.ReadVarInt());
-  if (value > 64 ||
-      ir::EnumValueName(kind, static_cast<int64_t>(value)).empty()) {
-    return reader.Error("invalid ", ir::EnumKindName(kind), " value ", value);
-  }
-  return ir::Attribute::Enum(kind, static_cast<int64_t>(value));
-}
-
-StatusOr<std::vector<int64_t>> ReadSignedList(ByteReader& reader,
-                                              std::string_view what) {
-  ASSIGN_OR_RETURN(uint64_t count, reader.ReadCount(what));
-  std::vector<int64_t> values;
-  values.reserve(count);
-  for (uint64_t i = 0; i < count; ++i) {
-    ASSIGN_OR_RETURN(int64_t value, reader.ReadSignedVarInt());
-    values.push_back(value);
-  }
-  return values;
-}
-
-StatusOr<std::vector<ir::Type>> ReadTypeList(AttrTypeTable& table,
-                                             ByteReader& reader) {
-  ASSIGN_OR_RETURN(uint64_t count, reader.ReadCount("types"));
-  std::vector<ir::Type> types;
-  types.reserve(count);
-  for (uint64_t i = 0; i < count; ++i) {
-    ASSIGN_OR_RETURN(ir::Type type, table.ReadType(reader));
-    types.push_back(std::move(type));
-  }
-  return types;
-}
-
-StatusOr<std::vector<int64_t>> ReadShape(ByteReader& reader) {
-  ASSIGN_OR_RETURN(std::vector<int64_t> shape,
-                   ReadSignedList(reader, "dimensions"));
-  for (int64_t dim : shape) {
-    if (dim < 0 && dim != ir::kDynamic) {
-      return reader.Error("invalid dimension size ", dim);
-    }
-  }
-  return shape;
-}
-
-StatusOr<ElementType> ElementOf(ByteReader& reader, const ir::Type& type,
-                                std::string_view what) {
-  if (!type.is(ir::TypeKind::kElement)) {
-    return reader.Error(what, " must be a scalar type, got ", type.ToString());
-  }
-  return type.element_type();
-}
-
-// The integer range of a quantized storage type.
-void StorageRange(ElementType storage, int64_t& min, int64_t& max) {
-  int bits = ir::BitWidth(storage);
-  if (ir::IsUnsignedInteger(storage)) {
-    min = 0;
-    max = bits >= 64 ? INT64_MAX
-                     : static_cast<int64_t>((uint64_t{1} << bits) - 1);
-  } else {
-    min = bits >= 64 ? INT64_MIN : -(int64_t{1} << (bits - 1));
-    max = bits >= 64 ? INT64_MAX : (int64_t{1} << (bits - 1)) - 1;
-  }
-}
-
-// Storage type, expressed type and flags shared by both quantized types.
-Status ReadQuantizedCommon(AttrTypeTable& table, ByteReader& reader,
-                           ir::QuantizedType& quantized) {
-  ASSIGN_OR_RETURN(uint64_t flags, reader.ReadVarInt());
-  ASSIGN_OR_RETURN(ir::Type storage, table.ReadType(reader));
-  ASSIGN_OR_RETURN(ir::Type expressed, table.ReadType(reader));
-  ASSIGN_OR_RETURN(ElementType storage_element,
-                   ElementOf(reader, storage, "quantized storage type"));
-  ASSIGN_OR_RETURN(ElementType expressed_element,
-                   ElementOf(reader, expressed, "quantized expressed type"));
-  if (!ir::IsInteger(storage_element) ||
-      storage_element == ElementType::kIndex) {
-    return reader.Error("quantized storage type must be an integer, got ",
-                        storage.ToString());
-  }
-  if (!ir::IsFloat(expressed_element)) {
-    return reader.Error("quantized expressed type must be a float, got ",
-                        expressed.ToString());
-  }
-  // The signedness is in the flags (bit 0: signed), not in the type.
-  std::string name =
-      StrCat((flags & 1) ? "i" : "ui", ir::BitWidth(storage_element));
-  std::optional<ElementType> element = ir::ParseElementTypeName(name);
-  if (!element)
-    return reader.Error("unsupported quantized storage type ", name);
-  quantized.storage_type = *element;
-  quantized.expressed_type = expressed_element;
-  return OkStatus();
-}
-
-void SetStorageRange(ir::QuantizedType& quantized, int64_t min, int64_t max) {
-  int64_t full_min, full_max;
-  StorageRange(quantized.storage_type, full_min, full_max);
-  quantized.storage_min = min;
-  quantized.storage_max = max;
-  quantized.explicit_storage_range = min != full_min || max != full_max;
-}
-
-StatusOr<ir::Type> ReadQuantized(AttrTypeTable& table, ByteReader& reader) {
-  ir::QuantizedType quantized;
-  RETURN_IF_ERROR(ReadQuantizedCommon(table, reader, quantized));
-  ASSIGN_OR_RETURN(double scale, ReadKnownFloat(reader, ElementType::kF64));
-  ASSIGN_OR_RETURN(int64_t zero_point, reader.ReadSignedVarInt());
-  ASSIGN_OR_RETURN(int64_t min, reader.ReadSignedVarInt());
-  ASSIGN_OR_RETURN(int64_t max, reader.ReadSignedVarInt());
-  quantized.scales = {scale};
-  quantized.zero_points = {zero_point};
-  SetStorageRange(quantized, min, max);
-  return ir::Type::Quantized(std::move(quantized));
-}
-
-StatusOr<ir::Type> ReadQuantizedPerAxis(AttrTypeTable& table,
-                                        ByteReader& reader) {
-  ir::QuantizedType quantized;
-  RETURN_IF_ERROR(ReadQuantizedCommon(table, reader, quantized));
-  ASSIGN_OR_RETURN(uint64_t axis, reader.ReadVarInt());
-  if (axis > INT32_MAX)
-    return reader.Error("quantized dimension ", axis, " too large");
-  quantized.axis = static_cast<int32_t>(axis);
-  ASSIGN_OR_RETURN(int64_t min, reader.ReadSignedVarInt());
-  ASSIGN_OR_RETURN(int64_t max, reader.ReadSignedVarInt());
-  SetStorageRange(quantized, min, max);
-  ASSIGN_OR_RETURN(uint64_t num_scales, reader.ReadCount("scales"));
-  for (uint64_t i = 0; i < num_scales; ++i) {
-    ASSIGN_OR_RETURN(double scale, ReadKnownFloat(reader, ElementType::kF64));
-    quantized.scales.push_back(scale);
-  }
-  ASSIGN_OR_RETURN(quantized.zero_points,
-                   ReadSignedList(reader, "zero points"));
-  if (quantized.zero_points.size() != quantized.scales.size()) {
-    return reader.Error("per-axis quantization with ", quantized.scales.size(),
-                        " scales and ", quantized.zero_points.size(),
-                        " zero points");
-  }
-  return ir::Type::Quantized(std::move(quantized));
-}
-
 StatusOr<ir::Type> ReadTensor(AttrTypeTable& table, ByteReader& reader,
                               bool has_encoding) {
   ir::Attribute encoding;
@@ -249,44 +107,6 @@ StatusOr<ir::Type> ReadTensor(AttrTypeTable& table, ByteReader& reader,
     return reader.Error("tensor of ", element.ToString(), " is not supported");
   }
   return ir::Type::Tensor(std::move(shape), std::move(element), encoding);
-}
-
-// The StableHLO text of the mesh attributes (replica groups by mesh axes,
-// 1.16.0). The IR has no structured form for them: the top-level ones are
-// rebuilt as their text and go through the attribute grammar, like any
-// attribute the text parser reads.
-std::string MeshText(const ir::Attribute& attr) {
-  if (attr.is(ir::AttrKind::kArray)) {
-    return StrCat("[",
-                  StrJoin(attr.array(), ", ",
-                          [](std::string& out, const ir::Attribute& a) {
-                            out += MeshText(a);
-                          }),
-                  "]");
-  }
-  if (attr.is(ir::AttrKind::kDialectStruct)) {
-    std::string_view name = attr.struct_name();
-    ir::Attribute sub_axis;
-    std::string out = StrCat("#", name, "<");
-    bool first = true;
-    for (const auto& [key, value] : attr.struct_fields()) {
-      if (!first) out += ", ";
-      first = false;
-      if (value.is(ir::AttrKind::kDialectStruct) &&
-          value.struct_name() == "stablehlo.sub_axis_info") {
-        // `sub_axis_info = (pre_size)size`.
-        const auto& fields = value.struct_fields();
-        StrAppend(out, key, " = (", fields[0].second.int_value(), ")",
-                  fields[1].second.int_value());
-      } else if (value.is(ir::AttrKind::kInteger)) {
-        StrAppend(out, key, " = ", value.int_value());
-      } else {
-        StrAppend(out, key, " = ", MeshText(value));
-      }
-    }
-    return out + ">";
-  }
-  return attr.ToString();
 }
 
 }  // namespace
@@ -311,9 +131,9 @@ StatusOr<ir::Attribute> DecodeVhloAttribute(AttrTypeTable& table,
       return ir::Attribute::Bool(value == 1);
     }
     case kComparisonDirectionV1:
-      return ReadEnum(reader, ir::EnumKind::kComparisonDirection);
+      return ReadEnumAttribute(reader, ir::EnumKind::kComparisonDirection);
     case kComparisonTypeV1:
-      return ReadEnum(reader, ir::EnumKind::kComparisonType);
+      return ReadEnumAttribute(reader, ir::EnumKind::kComparisonType);
     case kCustomCallApiVersionV1: {
       // StableHLO keeps the API version as an i32 integer attribute.
       ASSIGN_OR_RETURN(uint64_t value, reader.ReadVarInt());
@@ -335,18 +155,18 @@ StatusOr<ir::Attribute> DecodeVhloAttribute(AttrTypeTable& table,
       return MakeDictionary(std::move(entries));
     }
     case kFftTypeV1:
-      return ReadEnum(reader, ir::EnumKind::kFftType);
+      return ReadEnumAttribute(reader, ir::EnumKind::kFftType);
     case kFloatV1: {
       ASSIGN_OR_RETURN(ir::Type type, table.ReadType(reader));
       ASSIGN_OR_RETURN(ElementType element,
-                       ElementOf(reader, type, "float attribute"));
+                       ScalarElementType(reader, type, "float attribute"));
       ASSIGN_OR_RETURN(double value, ReadKnownFloat(reader, element));
       return ir::Attribute::Float(value, std::move(type));
     }
     case kIntegerV1: {
       ASSIGN_OR_RETURN(ir::Type type, table.ReadType(reader));
       ASSIGN_OR_RETURN(ElementType element,
-                       ElementOf(reader, type, "integer attribute"));
+                       ScalarElementType(reader, type, "integer attribute"));
       if (!ir::IsInteger(element)) {
         return reader.Error("integer attribute of type ", type.ToString());
       }
@@ -358,18 +178,18 @@ StatusOr<ir::Attribute> DecodeVhloAttribute(AttrTypeTable& table,
     case kOutputOperandAliasV1: {
       ir::OutputOperandAlias alias;
       ASSIGN_OR_RETURN(alias.output_tuple_indices,
-                       ReadSignedList(reader, "output tuple indices"));
+                       ReadSignedVarInts(reader, "output tuple indices"));
       ASSIGN_OR_RETURN(alias.operand_index, reader.ReadSignedVarInt());
       ASSIGN_OR_RETURN(alias.operand_tuple_indices,
-                       ReadSignedList(reader, "operand tuple indices"));
+                       ReadSignedVarInts(reader, "operand tuple indices"));
       return ir::Attribute::OutputOperandAliasAttr(std::move(alias));
     }
     case kPrecisionV1:
-      return ReadEnum(reader, ir::EnumKind::kPrecision);
+      return ReadEnumAttribute(reader, ir::EnumKind::kPrecision);
     case kRngAlgorithmV1:
-      return ReadEnum(reader, ir::EnumKind::kRngAlgorithm);
+      return ReadEnumAttribute(reader, ir::EnumKind::kRngAlgorithm);
     case kRngDistributionV1:
-      return ReadEnum(reader, ir::EnumKind::kRngDistribution);
+      return ReadEnumAttribute(reader, ir::EnumKind::kRngDistribution);
     case kStringV1: {
       ASSIGN_OR_RETURN(std::string_view text, table.ReadString(reader));
       return ir::Attribute::String(std::string(text));
@@ -384,18 +204,18 @@ StatusOr<ir::Attribute> DecodeVhloAttribute(AttrTypeTable& table,
                                           splat);
     }
     case kTransposeV1:
-      return ReadEnum(reader, ir::EnumKind::kTranspose);
+      return ReadEnumAttribute(reader, ir::EnumKind::kTranspose);
     case kTypeV1: {
       ASSIGN_OR_RETURN(ir::Type type, table.ReadType(reader));
       return ir::Attribute::TypeAttr(std::move(type));
     }
     case kTypeExtensionsV1: {
       ASSIGN_OR_RETURN(std::vector<int64_t> bounds,
-                       ReadSignedList(reader, "bounds"));
+                       ReadSignedVarInts(reader, "bounds"));
       return ir::Attribute::Bounds(std::move(bounds));
     }
     case kResultAccuracyModeV1:
-      return ReadEnum(reader, ir::EnumKind::kResultAccuracyMode);
+      return ReadEnumAttribute(reader, ir::EnumKind::kResultAccuracyMode);
     case kResultAccuracyV1: {
       ir::ResultAccuracy accuracy;
       ASSIGN_OR_RETURN(accuracy.atol,
@@ -443,7 +263,7 @@ StatusOr<ir::Attribute> DecodeVhloAttribute(AttrTypeTable& table,
       return table.AttributeFromText(
           StrCat("#stablehlo.replica_group_mesh_axes<mesh = ",
                  ir::Attribute::SymbolRef(mesh.string_value()).ToString(),
-                 ", axes = ", MeshText(axes), ">"));
+                 ", axes = ", MeshAttributeText(axes), ">"));
     }
     case kMeshAxisV1: {
       ASSIGN_OR_RETURN(ir::Attribute name, table.ReadAttribute(reader));
@@ -456,15 +276,14 @@ StatusOr<ir::Attribute> DecodeVhloAttribute(AttrTypeTable& table,
     }
     case kMeshV1: {
       ASSIGN_OR_RETURN(ir::Attribute axes, table.ReadAttribute(reader));
-      std::string text = StrCat("#stablehlo.mesh<axes = ", MeshText(axes));
-      uint64_t device_ids;
+      uint64_t device_ids_index;
       bool present;
-      RETURN_IF_ERROR(reader.ReadVarIntWithFlag(device_ids, present));
+      RETURN_IF_ERROR(reader.ReadVarIntWithFlag(device_ids_index, present));
+      ir::Attribute device_ids;
       if (present) {
-        ASSIGN_OR_RETURN(ir::Attribute ids, table.Attribute(device_ids));
-        StrAppend(text, ", device_ids = ", MeshText(ids));
+        ASSIGN_OR_RETURN(device_ids, table.Attribute(device_ids_index));
       }
-      return table.AttributeFromText(text + ">");
+      return table.AttributeFromText(MeshText(axes, device_ids));
     }
     default:
       return reader.Error("unknown VHLO attribute code ", code,
@@ -508,9 +327,9 @@ StatusOr<ir::Type> DecodeVhloType(AttrTypeTable& table, ByteReader& reader) {
       return ir::Type::Tuple(std::move(elements));
     }
     case kUniformQuantizedV1:
-      return ReadQuantized(table, reader);
+      return ReadUniformQuantizedType(table, reader);
     case kUniformQuantizedPerAxisV1:
-      return ReadQuantizedPerAxis(table, reader);
+      return ReadUniformQuantizedPerAxisType(table, reader);
     case kUnrankedTensorV1:
       return reader.Error("unranked tensors are not supported");
     case kWitnessV1:

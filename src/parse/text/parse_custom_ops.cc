@@ -344,6 +344,7 @@ StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseScanOp(
     const Token& start) {
   // chlo.scan(%in, ...) inits(%init, ...) dimension=N [attributes {..}]
   //     { region } : (types) -> (types)
+  // Both segment sizes follow from the operand lists and the types.
   auto op =
       std::make_unique<ir::Operation>("chlo.scan", std::vector<ir::Type>{});
   std::vector<OperandRef> inputs, inits;
@@ -378,6 +379,16 @@ StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseScanOp(
   RETURN_IF_ERROR(ResolveOperands(operands, type.inputs(), type_token, values));
   SetOperands(*op, std::move(values));
   op->SetResultTypes(type.results());
+  // The results are the outputs, then one carry per init (MLIR elides the
+  // sizes in this form).
+  int64_t num_results = static_cast<int64_t>(type.results().size());
+  int64_t num_carries = static_cast<int64_t>(inits.size());
+  if (!op->GetAttr("resultSegmentSizes") && num_results >= num_carries) {
+    op->SetAttr(
+        "resultSegmentSizes",
+        ir::Attribute::DenseIntArray(ir::ElementType::kI32,
+                                     {num_results - num_carries, num_carries}));
+  }
   return op;
 }
 
