@@ -51,6 +51,8 @@ const CustomCallRegistry& CustomCallRegistry::Builtin() {
     r->Register("sdy.propagation_barrier", LowerAsIdentity);
     r->Register("sdy.mesh",
                 [](Lowering&, const ir::Operation&) { return OkStatus(); });
+    // JAX's `cpu` linear-algebra rules call LAPACK through these.
+    RegisterLapackTargets(*r);
     return r;
   }();
   return *registry;
