@@ -903,6 +903,39 @@ TYPED_TEST(LapackTest, SvdReconstructsWithOrthonormalVectorsInEveryMode) {
   }
 }
 
+TYPED_TEST(LapackTest, HugeAndTinyMatricesKeepTheirAccuracy) {
+  using T = TypeParam;
+  using R = RealOf<T>;
+  const std::string e = Lapack<T>::kName, re = Lapack<T>::kRealName;
+  const int64_t n = 4;
+  // Powers of two beyond the range where sums of squares stay finite.
+  const int exponent = std::is_same_v<R, float> ? 64 : 520;
+  std::vector<T> a = PositiveDefinite<T>(1, n, 19);
+  std::string svd = CallProgram(
+      Target<T>("gesdd"), {{{n, n}, e}},
+      {{{n, n}, e}, {{n}, re}, {{n, n}, e}, {{n, n}, e}, {{}, "i32"}},
+      Char("mode", 'N'));
+  std::string eigh = CallProgram(Target<T>("syevd", "heevd"), {{{n, n}, e}},
+                                 {{{n, n}, e}, {{n}, re}, {{}, "i32"}},
+                                 Char("mode", 'V') + ", " + Char("uplo", 'L'));
+  for (const std::string& text : {svd, eigh}) {
+    const int values = 1;  // s of gesdd, w of syevd
+    ASSERT_OK_AND_ASSIGN(auto base, RunText(text, {Array<T>({n, n}, a)}));
+    std::vector<c128> expected = VectorOf<R>(base[values], 0, n);
+    for (int sign : {1, -1}) {
+      const R factor = std::ldexp(R(1), sign * exponent);
+      std::vector<T> scaled = a;
+      for (T& x : scaled) x *= factor;
+      ASSERT_OK_AND_ASSIGN(auto out, RunText(text, {Array<T>({n, n}, scaled)}));
+      std::vector<c128> got = VectorOf<R>(out[values], 0, n);
+      for (int64_t i = 0; i < n; ++i) {
+        EXPECT_NEAR(got[i].real() / double(factor), expected[i].real(),
+                    Lapack<T>::kTol * std::abs(expected[i].real()));
+      }
+    }
+  }
+}
+
 // --- gtsv, tridiagonal_solve_perturbed ---------------------------------------
 
 TYPED_TEST(LapackTest, TridiagonalSolversSolveSystemsThatNeedPivoting) {

@@ -268,6 +268,8 @@ class SyevdKernel : public Kernel {
       if (ctx.cancelled()) return ctx.CancelledStatus();
       lapack::LoadMatrix(in + b * n * n, a);
       R* d = w + b * n;
+      const R scale = lapack::RangeScale(a);
+      lapack::Scale(a, scale);
       TridiagonalReduce(a.view(), lower_, d, e.data(), tau.data());
       if (vectors_) {
         Matrix<T> z = TridiagonalQ(a.view(), lower_, tau.data());
@@ -277,6 +279,7 @@ class SyevdKernel : public Kernel {
         info[b] = TridiagonalEigen<R, T>(n, d, e.data(), nullptr);
         lapack::StoreMatrix(a, out + b * n * n);
       }
+      for (int64_t i = 0; i < n; ++i) d[i] /= scale;
     }
     return OkStatus();
   }

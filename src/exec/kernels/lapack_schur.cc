@@ -607,7 +607,13 @@ class GeesKernel : public Kernel {
     for (int64_t b = 0; b < batch_; ++b) {
       if (ctx.cancelled()) return ctx.CancelledStatus();
       lapack::LoadMatrix(in + b * n * n, a);
+      const R scale = lapack::RangeScale(a);
+      lapack::Scale(a, scale);
       SchurResult<T> schur = Schur(a, vectors_);
+      lapack::Scale(a, 1 / scale);
+      for (T& x : schur.w) x /= scale;
+      for (R& x : schur.wr) x /= scale;
+      for (R& x : schur.wi) x /= scale;
       lapack::StoreMatrix(a, t_out + b * n * n);
       lapack::StoreMatrix(schur.z, z_out + b * n * n);
       if constexpr (kComplex) {
@@ -888,14 +894,16 @@ class GeevKernel : public Kernel {
         std::fill(vl, vl + n * n, C(nan, nan));
         std::fill(vr, vr + n * n, C(nan, nan));
       } else {
+        const R range = lapack::RangeScale(a);
+        lapack::Scale(a, range);
         std::vector<R> scale = Balance(a);
         SchurResult<T> schur = Schur(a, left_ || right_);
         info[b] = schur.info;
         for (int64_t k = 0; k < n; ++k) {
           if constexpr (kComplex) {
-            w[k] = schur.w[k];
+            w[k] = schur.w[k] / range;
           } else {
-            w[k] = C(schur.wr[k], schur.wi[k]);
+            w[k] = C(schur.wr[k], schur.wi[k]) / range;
           }
         }
         for (int64_t k = 0; k < n && schur.info == 0; ++k) {
@@ -903,7 +911,7 @@ class GeevKernel : public Kernel {
           // conjugate of the first.
           if (!kComplex && w[k].imag() < 0) continue;
           int64_t size = !kComplex && w[k].imag() > 0 ? 2 : 1;
-          C lambda = kComplex ? C(a(k, k)) : w[k];
+          C lambda = kComplex ? C(a(k, k)) : w[k] * range;
           for (bool is_left : {false, true}) {
             if (!(is_left ? left_ : right_)) continue;
             std::vector<C> x = SchurEigenvector(a, lambda, k, size, is_left);

@@ -163,6 +163,9 @@ class SvdKernel : public Kernel {
         continue;
       }
       v.SetIdentity();
+      // Keep the sums of squares within range.
+      const R scale = lapack::RangeScale(w);
+      lapack::Scale(w, scale);
       info[b] = JacobiOrthogonalize(w, v);
       std::vector<R> sigma(cols);
       for (int64_t j = 0; j < cols; ++j) {
@@ -173,7 +176,7 @@ class SvdKernel : public Kernel {
       std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
         return sigma[x] > sigma[y];
       });
-      for (int64_t j = 0; j < cols; ++j) s[j] = sigma[order[j]];
+      for (int64_t j = 0; j < cols; ++j) s[j] = sigma[order[j]] / scale;
       if (!compute_uv_) continue;
       // Left vectors of the tall orientation (rows x (full ? rows : cols))
       // and its right vectors (cols x cols), in descending order.

@@ -155,6 +155,34 @@ void StoreMatrix(const Matrix<T>& in, T* row_major) {
       row_major[i * in.cols() + j] = in(i, j);
 }
 
+// A power of two that brings the largest |a(i, j)| into [smlnum, 1 /
+// smlnum] with smlnum = sqrt(safmin) / ulp when it lies outside (where
+// xGEEV, xGEES, xSYEVD and xGESDD scale their input); 1 otherwise. Powers
+// of two keep every result exactly proportional.
+template <typename T>
+Real<T> RangeScale(const Matrix<T>& a) {
+  using R = Real<T>;
+  R largest = 0;
+  for (int64_t j = 0; j < a.cols(); ++j)
+    for (int64_t i = 0; i < a.rows(); ++i)
+      largest = std::max(largest, R(std::abs(a(i, j))));
+  const R smlnum = std::sqrt(SafeMin<T>()) / Ulp<T>();
+  const R bignum = 1 / smlnum;
+  if (!std::isfinite(largest) || largest == 0 ||
+      (largest >= smlnum && largest <= bignum)) {
+    return 1;
+  }
+  R target = largest < smlnum ? smlnum : bignum;
+  return std::ldexp(R(1), std::ilogb(target) - std::ilogb(largest));
+}
+
+template <typename T>
+void Scale(Matrix<T>& a, Real<T> factor) {
+  if (factor == 1) return;
+  for (int64_t j = 0; j < a.cols(); ++j)
+    for (int64_t i = 0; i < a.rows(); ++i) a(i, j) *= factor;
+}
+
 // The Euclidean norm of n elements `stride` apart, scaled so that it
 // neither overflows nor underflows (xNRM2).
 template <typename T>
