@@ -936,6 +936,44 @@ TYPED_TEST(LapackTest, HugeAndTinyMatricesKeepTheirAccuracy) {
   }
 }
 
+TYPED_TEST(LapackTest, SvdOfZeroIdentityAndNilpotentMatrices) {
+  using T = TypeParam;
+  using R = RealOf<T>;
+  const std::string e = Lapack<T>::kName;
+  const int64_t n = 5;
+  std::vector<std::vector<T>> cases(4, std::vector<T>(n * n, T(0)));
+  for (int64_t i = 0; i < n; ++i) {
+    cases[1][i * n + i] = T(1);                     // identity
+    if (i + 1 < n) cases[2][i * n + i + 1] = T(1);  // shift: zero diagonal
+    cases[3][i * n + (n - 1 - i)] = T(R(i + 1));    // anti-diagonal
+  }
+  const std::vector<std::vector<double>> expected = {
+      {0, 0, 0, 0, 0}, {1, 1, 1, 1, 1}, {1, 1, 1, 1, 0}, {5, 4, 3, 2, 1}};
+  std::string text = CallProgram(Target<T>("gesdd"), {{{n, n}, e}},
+                                 {{{n, n}, e},
+                                  {{n}, Lapack<T>::kRealName},
+                                  {{n, n}, e},
+                                  {{n, n}, e},
+                                  {{}, "i32"}},
+                                 Char("mode", 'A'));
+  for (size_t c = 0; c < cases.size(); ++c) {
+    ASSERT_OK_AND_ASSIGN(auto out, RunText(text, {Array<T>({n, n}, cases[c])}));
+    EXPECT_EQ(Ints(out[4])[0], 0);
+    std::vector<c128> s = VectorOf<R>(out[1], 0, n);
+    Mat u = MatrixOf<T>(out[2], 0, n, n), vt = MatrixOf<T>(out[3], 0, n, n),
+        sigma(n, n);
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_NEAR(s[i].real(), expected[c][i], Lapack<T>::kTol) << c;
+      sigma(i, i) = s[i];
+    }
+    EXPECT_LT(RelativeDiff(u * sigma * vt,
+                           MatrixOf<T>(Array<T>({n, n}, cases[c]), 0, n, n)),
+              Lapack<T>::kTol);
+    EXPECT_LT(RelativeDiff(Adjoint(u) * u, Identity(n)), Lapack<T>::kTol);
+    EXPECT_LT(RelativeDiff(vt * Adjoint(vt), Identity(n)), Lapack<T>::kTol);
+  }
+}
+
 // --- gtsv, tridiagonal_solve_perturbed ---------------------------------------
 
 TYPED_TEST(LapackTest, TridiagonalSolversSolveSystemsThatNeedPivoting) {

@@ -1,11 +1,10 @@
-// The singular value decomposition behind gesdd and gesvd, by one-sided
-// (Hestenes) Jacobi: plane rotations orthogonalize the columns of the tall
-// orientation of A (A^H when m < n) while accumulating V; the column norms
-// are the singular values and the normalized columns U. Jacobi is slower
-// than LAPACK's bidiagonal divide and conquer but at least as accurate
-// (small singular values to high relative accuracy). Columns of U that the
-// data does not determine (zero singular values, the rest of a full U) are
-// completed to an orthonormal basis by Gram-Schmidt.
+// The singular value decomposition behind gesdd and gesvd (Golub-Kahan-
+// Reinsch): Householder bidiagonalization of the tall orientation of A
+// (A^H when m < n) as xGEBD2 does it, which leaves a real upper bidiagonal
+// B = Q^H A P also for complex A, then implicitly shifted QR sweeps on B
+// (Wilkinson shifts from B^T B, zero-diagonal chasing), whose rotations
+// accumulate into Q and P. A full U comes from the whole product of the
+// left reflectors.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -23,92 +22,138 @@ namespace {
 using lapack::Conj;
 using lapack::Matrix;
 using lapack::Real;
+using lapack::RealPart;
 
-// Orthogonalizes the columns of w (rows >= cols) by one-sided Jacobi
-// sweeps, applying the same rotations to v. Returns 0, or 1 when the
-// sweeps did not converge.
+// Applies the plane rotation [c s; -s c] to columns i and j of `x` (when
+// non-null): x_i := c x_i + s x_j, x_j := c x_j - s x_i.
 template <typename T>
-int32_t JacobiOrthogonalize(Matrix<T>& w, Matrix<T>& v) {
-  using R = Real<T>;
-  const int64_t rows = w.rows(), cols = w.cols();
-  const R tol = lapack::Ulp<T>() * R(std::max<int64_t>(rows, 1));
-  constexpr int kMaxSweeps = 80;
-  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
-    bool rotated = false;
-    for (int64_t p = 0; p + 1 < cols; ++p) {
-      for (int64_t q = p + 1; q < cols; ++q) {
-        R alpha = 0, beta = 0;
-        T gamma = T(0);
-        for (int64_t i = 0; i < rows; ++i) {
-          alpha += lapack::AbsSquared(w(i, p));
-          beta += lapack::AbsSquared(w(i, q));
-          gamma += Conj(w(i, p)) * w(i, q);
-        }
-        R g = std::abs(gamma);
-        if (alpha == 0 || beta == 0 ||
-            g <= tol * std::sqrt(alpha) * std::sqrt(beta)) {
-          continue;
-        }
-        rotated = true;
-        // Rotate (w_p, w_q conj(phase)), whose inner product g is real.
-        T phase_conj = Conj(gamma / T(g));
-        R zeta = (beta - alpha) / (2 * g);
-        R t = std::copysign(R(1), zeta) /
-              (std::abs(zeta) + std::sqrt(1 + zeta * zeta));
-        R c = 1 / std::sqrt(1 + t * t), s = c * t;
-        auto rotate = [&](Matrix<T>& x) {
-          for (int64_t i = 0; i < x.rows(); ++i) {
-            T xp = x(i, p), xq = x(i, q) * phase_conj;
-            x(i, p) = c * xp - s * xq;
-            x(i, q) = s * xp + c * xq;
-          }
-        };
-        rotate(w);
-        rotate(v);
-      }
-    }
-    if (!rotated) return 0;
+void RotateColumns(Matrix<T>* x, int64_t i, int64_t j, Real<T> c, Real<T> s) {
+  if (x == nullptr) return;
+  for (int64_t r = 0; r < x->rows(); ++r) {
+    T xi = (*x)(r, i), xj = (*x)(r, j);
+    (*x)(r, i) = c * xi + s * xj;
+    (*x)(r, j) = c * xj - s * xi;
   }
-  return 1;
 }
 
-// Fills columns [filled, u.cols) of u, whose first `filled` columns are
-// orthonormal, with further orthonormal columns (Gram-Schmidt, twice, over
-// the standard basis). `missing[j]` marks columns before `filled` that
-// must be replaced too.
-template <typename T>
-void CompleteBasis(Matrix<T>& u, const std::vector<bool>& missing) {
-  using R = Real<T>;
-  const int64_t rows = u.rows();
-  std::vector<int64_t> known;
-  for (int64_t j = 0; j < u.cols(); ++j) {
-    if (j < static_cast<int64_t>(missing.size()) && !missing[j]) {
-      known.push_back(j);
-    }
+// The SVD of the real upper bidiagonal matrix with diagonal d[0..n) and
+// superdiagonal e[0..n-1): on return d holds the singular values
+// (non-negative, unsorted), and the left and right rotations have been
+// applied to the first n columns of u and of v (either may be null).
+// Returns 0, or 1 when the sweeps did not converge.
+template <typename R, typename T>
+int32_t BidiagonalSvd(int64_t n, std::vector<R>& d, std::vector<R>& e,
+                      Matrix<T>* u, Matrix<T>* v) {
+  if (n == 0) return 0;
+  const R eps = std::numeric_limits<R>::epsilon();
+  R norm = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    norm = std::max(norm, std::abs(d[i]) + (i + 1 < n ? std::abs(e[i]) : 0));
   }
-  int64_t candidate = 0;
-  for (int64_t j = 0; j < u.cols(); ++j) {
-    if (j < static_cast<int64_t>(missing.size()) && !missing[j]) continue;
-    std::vector<T> x(rows);
-    for (; candidate < rows; ++candidate) {
-      std::fill(x.begin(), x.end(), T(0));
-      x[candidate] = T(1);
-      for (int pass = 0; pass < 2; ++pass) {
-        for (int64_t k : known) {
-          T dot = T(0);
-          for (int64_t i = 0; i < rows; ++i) dot += Conj(u(i, k)) * x[i];
-          for (int64_t i = 0; i < rows; ++i) x[i] -= dot * u(i, k);
+  const R tiny_diagonal = eps * norm;
+  const int64_t max_sweeps = 100 * n;
+  int64_t sweeps = 0;
+  int64_t h = n - 1;
+  while (h > 0) {
+    for (int64_t i = 0; i < h; ++i) {
+      if (std::abs(e[i]) <= eps * (std::abs(d[i]) + std::abs(d[i + 1]))) {
+        e[i] = 0;
+      }
+    }
+    if (e[h - 1] == 0) {
+      --h;
+      continue;
+    }
+    // The unreduced block [l, h].
+    int64_t l = h - 1;
+    while (l > 0 && e[l - 1] != 0) --l;
+    // A zero on its diagonal splits it once its row (or, for the last
+    // one, its column) is rotated to zero.
+    bool split = false;
+    for (int64_t k = l; k <= h && !split; ++k) {
+      if (std::abs(d[k]) > tiny_diagonal) continue;
+      d[k] = 0;
+      split = true;
+      if (k < h) {
+        // Zero row k: rotate it against rows k+1.. from the left.
+        R f = e[k];
+        e[k] = 0;
+        for (int64_t j = k + 1; j <= h && f != 0; ++j) {
+          R r = std::hypot(d[j], f);
+          R c = d[j] / r, s = f / r;
+          d[j] = r;
+          RotateColumns(u, j, k, c, s);
+          if (j < h) {
+            f = -s * e[j];
+            e[j] = c * e[j];
+          }
+        }
+      } else {
+        // Zero column h: rotate it against columns h-1.. from the right.
+        R f = e[h - 1];
+        e[h - 1] = 0;
+        for (int64_t j = h - 1; j >= l && f != 0; --j) {
+          R r = std::hypot(d[j], f);
+          R c = d[j] / r, s = f / r;
+          d[j] = r;
+          RotateColumns(v, j, h, c, s);
+          if (j > l) {
+            f = -s * e[j - 1];
+            e[j - 1] = c * e[j - 1];
+          }
         }
       }
-      R norm = lapack::Norm2(x.data(), rows);
-      if (norm > R(0.5)) {
-        for (int64_t i = 0; i < rows; ++i) u(i, j) = x[i] / norm;
-        break;
+    }
+    if (split) continue;
+    if (++sweeps > max_sweeps) return 1;
+    // Wilkinson's shift: the eigenvalue of the trailing 2x2 of B^T B
+    // nearer its last diagonal element.
+    R t11 = d[h - 1] * d[h - 1] + (h - 1 > l ? e[h - 2] * e[h - 2] : R(0));
+    R t12 = d[h - 1] * e[h - 1];
+    R t22 = d[h] * d[h] + e[h - 1] * e[h - 1];
+    R delta = (t11 - t22) / 2;
+    R root = std::hypot(delta, t12);
+    R shift = t22 - t12 * t12 / (delta + std::copysign(root, delta));
+    if (!std::isfinite(shift)) shift = t22;
+    // Chase the bulge from l down to h: a rotation from the right on
+    // columns (k, k+1), then one from the left on rows (k, k+1).
+    R y = d[l] * d[l] - shift, z = d[l] * e[l];
+    R bulge = 0;
+    for (int64_t k = l; k < h; ++k) {
+      R r = std::hypot(y, z);
+      R c = r == 0 ? R(1) : y / r, s = r == 0 ? R(0) : z / r;
+      if (k > l) e[k - 1] = r;
+      R dk = c * d[k] + s * e[k];
+      e[k] = c * e[k] - s * d[k];
+      bulge = s * d[k + 1];
+      d[k + 1] = c * d[k + 1];
+      d[k] = dk;
+      RotateColumns(v, k, k + 1, c, s);
+      r = std::hypot(d[k], bulge);
+      c = r == 0 ? R(1) : d[k] / r;
+      s = r == 0 ? R(0) : bulge / r;
+      d[k] = r;
+      R ek = c * e[k] + s * d[k + 1];
+      d[k + 1] = c * d[k + 1] - s * e[k];
+      e[k] = ek;
+      RotateColumns(u, k, k + 1, c, s);
+      if (k + 1 < h) {
+        bulge = s * e[k + 1];
+        e[k + 1] = c * e[k + 1];
+        y = e[k];
+        z = bulge;
       }
     }
-    ++candidate;
-    known.push_back(j);
   }
+  for (int64_t i = 0; i < n; ++i) {
+    if (d[i] < 0) {
+      d[i] = -d[i];
+      if (v != nullptr) {
+        for (int64_t r = 0; r < v->rows(); ++r) (*v)(r, i) = -(*v)(r, i);
+      }
+    }
+  }
+  return 0;
 }
 
 template <typename T>
@@ -139,7 +184,7 @@ class SvdKernel : public Kernel {
       R* s = s_out + b * k;
       T* u = u_out + b * m * u_cols;
       T* vt = vt_out + b * vt_rows * n;
-      Matrix<T> w(rows, cols), v(cols, cols);
+      Matrix<T> w(rows, cols);
       bool finite = true;
       for (int64_t i = 0; i < m; ++i) {
         for (int64_t j = 0; j < n; ++j) {
@@ -162,38 +207,68 @@ class SvdKernel : public Kernel {
         info[b] = 0;
         continue;
       }
-      v.SetIdentity();
-      // Keep the sums of squares within range.
       const R scale = lapack::RangeScale(w);
       lapack::Scale(w, scale);
-      info[b] = JacobiOrthogonalize(w, v);
-      std::vector<R> sigma(cols);
-      for (int64_t j = 0; j < cols; ++j) {
-        sigma[j] = lapack::Norm2(&w(0, j), rows);
-      }
-      std::vector<int64_t> order(cols);
-      std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
-        return sigma[x] > sigma[y];
-      });
-      for (int64_t j = 0; j < cols; ++j) s[j] = sigma[order[j]] / scale;
-      if (!compute_uv_) continue;
-      // Left vectors of the tall orientation (rows x (full ? rows : cols))
-      // and its right vectors (cols x cols), in descending order.
-      const int64_t left_cols = full_ ? rows : cols;
-      Matrix<T> left(rows, left_cols), right(cols, cols);
-      std::vector<bool> missing(left_cols, true);
-      const R tiny = lapack::SafeMin<T>() / lapack::Ulp<T>();
-      for (int64_t j = 0; j < cols; ++j) {
-        int64_t src = order[j];
-        for (int64_t i = 0; i < cols; ++i) right(i, j) = v(i, src);
-        if (sigma[src] > tiny) {
-          for (int64_t i = 0; i < rows; ++i)
-            left(i, j) = w(i, src) / T(sigma[src]);
-          missing[j] = false;
+      // Bidiagonalize: B = Q^H w P, Q = H(0)...H(cols-1) (reflectors kept
+      // below w's diagonal), P = G(0)...G(cols-2).
+      std::vector<R> d(cols, 0), e(std::max<int64_t>(cols - 1, 0), 0);
+      std::vector<T> tau_q(cols, T(0)), tau_p(cols, T(0));
+      std::vector<std::vector<T>> p_vectors(cols);
+      for (int64_t i = 0; i < cols; ++i) {
+        tau_q[i] = lapack::MakeReflector(rows - i, w(i, i),
+                                         &w(std::min(i + 1, rows - 1), i), 1);
+        d[i] = RealPart(w(i, i));
+        if (i + 1 < cols) {
+          std::vector<T> v = lapack::StoredReflector(w.view(), i, i);
+          lapack::ApplyReflectorLeft(
+              v.data(), Conj(tau_q[i]),
+              w.view().Block(i, i + 1, rows - i, cols - i - 1));
+          // Row i's tail, conjugated: the reflector that makes w G real
+          // in (i, i+1) and zero beyond.
+          const int64_t len = cols - i - 1;
+          std::vector<T> x(len);
+          for (int64_t j = 0; j < len; ++j) x[j] = Conj(w(i, i + 1 + j));
+          tau_p[i] = lapack::MakeReflector(len, x[0], x.data() + 1, 1);
+          e[i] = RealPart(x[0]);
+          x[0] = T(1);
+          lapack::ApplyReflectorRight(
+              x.data(), tau_p[i],
+              w.view().Block(i + 1, i + 1, rows - i - 1, len));
+          p_vectors[i] = std::move(x);
         }
       }
-      CompleteBasis(left, missing);
+      Matrix<T> q, p;
+      if (compute_uv_) {
+        const int64_t q_cols = full_ ? rows : cols;
+        q = Matrix<T>(rows, q_cols);
+        for (int64_t j = 0; j < cols; ++j)
+          for (int64_t i = j + 1; i < rows; ++i) q(i, j) = w(i, j);
+        lapack::FormQ(q.view(), tau_q.data(), cols);
+        p = Matrix<T>(cols, cols);
+        p.SetIdentity();
+        for (int64_t i = cols - 2; i >= 0; --i) {
+          lapack::ApplyReflectorLeft(
+              p_vectors[i].data(), tau_p[i],
+              p.view().Block(i + 1, i + 1, cols - i - 1, cols - i - 1));
+        }
+      }
+      info[b] = BidiagonalSvd(cols, d, e, compute_uv_ ? &q : nullptr,
+                              compute_uv_ ? &p : nullptr);
+      std::vector<int64_t> order(cols);
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t x, int64_t y) { return d[x] > d[y]; });
+      for (int64_t j = 0; j < cols; ++j) s[j] = d[order[j]] / scale;
+      if (!compute_uv_) continue;
+      // Left vectors of the tall orientation (q, its columns past `cols`
+      // untouched) and right vectors (p), in descending order.
+      Matrix<T> left(rows, q.cols()), right(cols, cols);
+      for (int64_t j = 0; j < q.cols(); ++j) {
+        int64_t src = j < cols ? order[j] : j;
+        for (int64_t i = 0; i < rows; ++i) left(i, j) = q(i, src);
+      }
+      for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = 0; i < cols; ++i) right(i, j) = p(i, order[j]);
       // A = left S right^H (or its conjugate transpose when transposed).
       Matrix<T>& uu = transposed ? right : left;
       Matrix<T>& vv = transposed ? left : right;
