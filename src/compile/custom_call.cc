@@ -31,6 +31,8 @@ Status LowerAsIdentity(Lowering& lowering, const ir::Operation& op) {
 const CustomCallRegistry& CustomCallRegistry::Builtin() {
   static const CustomCallRegistry* registry = [] {
     auto* r = new CustomCallRegistry();
+    // JAX's `cpu` linear-algebra rules call LAPACK through these.
+    RegisterLapackTargets(*r);
     // Sharding and placement annotations: identities on one device.
     for (const char* name :
          {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",
@@ -51,8 +53,6 @@ const CustomCallRegistry& CustomCallRegistry::Builtin() {
     r->Register("sdy.propagation_barrier", LowerAsIdentity);
     r->Register("sdy.mesh",
                 [](Lowering&, const ir::Operation&) { return OkStatus(); });
-    // JAX's `cpu` linear-algebra rules call LAPACK through these.
-    RegisterLapackTargets(*r);
     return r;
   }();
   return *registry;
