@@ -24,8 +24,6 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from jax import lax  # noqa: E402
 
-jax.config.update("jax_enable_x64", True)
-
 KILN = jax.devices("kiln")[0]
 CPU = jax.devices("cpu")[0]
 
@@ -87,6 +85,13 @@ def assert_unitary(q, tol):
 def tol_of(dtype):
     return 2e-4 if np.dtype(dtype) in (np.dtype(np.float32),
                                        np.dtype(np.complex64)) else 1e-10
+
+
+@pytest.fixture(autouse=True)
+def x64():
+    """64-bit types for these tests only (not the rest of a session)."""
+    with jax.enable_x64(True):
+        yield
 
 
 @pytest.fixture(params=DTYPES, ids=lambda d: np.dtype(d).name)
