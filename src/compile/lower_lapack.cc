@@ -10,7 +10,10 @@
 // Kiln's arrays are row-major and its kernels read logical elements, so a
 // call with exactly those layouts (or none) means what it means to XLA;
 // any other layout is refused rather than silently reinterpreted.
+#include <algorithm>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compile/custom_call.h"
