@@ -75,6 +75,8 @@ Status LowerHostCallback(Lowering& lowering, const ir::Operation& op) {
 const CustomCallRegistry& CustomCallRegistry::Builtin() {
   static const CustomCallRegistry* registry = [] {
     auto* r = new CustomCallRegistry();
+    // JAX's `cpu` linear-algebra rules call LAPACK through these.
+    RegisterLapackTargets(*r);
     // Sharding and placement annotations: identities on one device.
     for (const char* name :
          {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",

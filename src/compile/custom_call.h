@@ -3,9 +3,10 @@
 //
 // Kiln's own registry (`Builtin()`) knows the targets a one-device CPU
 // plugin must accept: sharding annotations and device placement hints are
-// identities. Tools and tests extend it with a registry whose fallback is
-// the built-in one (the corpus check targets live in tools/, never in the
-// plugin). An unknown target fails compilation.
+// identities, and JAX's LAPACK FFI targets (lapack_*_ffi, lower_lapack.cc)
+// run on Kiln's own kernels. Tools and tests extend it with a registry whose
+// fallback is the built-in one (the corpus check targets live in tools/, never
+// in the plugin). An unknown target fails compilation.
 #ifndef KILN_COMPILE_CUSTOM_CALL_H_
 #define KILN_COMPILE_CUSTOM_CALL_H_
 
@@ -34,6 +35,12 @@ class CustomCallRegistry {
   const CustomCallRegistry* fallback_;
   std::map<std::string, LowerFn, std::less<>> entries_;
 };
+
+// Registers JAX's LAPACK FFI targets, lapack_{s,d,c,z}<routine>_ffi for
+// getrf, geqrf, geqp3, orgqr/ungqr, ormqr/unmqr, potrf, trsm, syevd/heevd,
+// gesdd, gesvd, gees, geev, gehrd, sytrd/hetrd and gtsv, and jaxlib's
+// tridiagonal_solve_perturbed_ffi (lower_lapack.cc).
+void RegisterLapackTargets(CustomCallRegistry& registry);
 
 // Binds every result of `op` to the slot of the operand at the same
 // position (for annotations that are identities on one device).
