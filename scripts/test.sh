@@ -27,7 +27,9 @@ echo "--- JAX on Kiln"
 # The installed wheel is what runs, not a library from the build tree.
 unset KILN_PLUGIN_LIBRARY
 export KILN_BUILD_DIR="$BUILD"
-(cd "$ROOT/python" && "$VENV/bin/python" -m pytest tests -q -p no:cacheprovider) || status=$?
+# From the tests' folder: python/ itself holds the package's sources, which
+# would shadow the installed wheel (and its library) on sys.path.
+(cd "$ROOT/python/tests" && "$VENV/bin/python" -m pytest -q -p no:cacheprovider) || status=$?
 echo "--- JAX's own test modules (CI set), cpu and kiln"
 "$VENV/bin/python" "$ROOT/python/tools/run_jax_tests.py" --set ci --cases 3 \
   --min-ratio 0.99 --record "$BUILD/jax-tests-ci.json" || status=$?

@@ -51,9 +51,16 @@ def _client_options() -> dict[str, Any]:
 def initialize() -> None:
     from jax._src import xla_bridge
 
+    library = kiln_pjrt.library_path()
+    if not os.path.isfile(library):
+        # JAX logs this and goes on without the platform.
+        raise FileNotFoundError(
+            f"Kiln's plugin library is not at {library} (a source checkout of "
+            "kiln_pjrt has none: install the wheel scripts/build_wheel.sh "
+            "builds, or set KILN_PLUGIN_LIBRARY)")
     xla_bridge.register_plugin(
         kiln_pjrt.PLATFORM_NAME,
-        library_path=kiln_pjrt.library_path(),
+        library_path=library,
         options=_client_options,
     )
     from . import callbacks, lowerings
