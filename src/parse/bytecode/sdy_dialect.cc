@@ -6,8 +6,8 @@
 // attribute kind, then its parameters (source:
 // shardy/dialect/sdy/ir/bytecode.td in openxla/shardy). Kiln keeps attributes
 // of other dialects as their assembly text (ir::Attribute::Opaque), exactly
-// as the text parser does (without the `#`), so this file turns each encoding back into the text
-// Shardy prints for it: `#sdy.mesh<["x"=2]>`,
+// as the text parser does (without the `#`), so this file turns each encoding
+// back into the text Shardy prints for it: `#sdy.mesh<["x"=2]>`,
 // `#sdy.sharding<@mesh, [{"x"}, {}]>`.
 //
 // Parameters that are attributes themselves (a mesh's axes, a sharding's
@@ -15,7 +15,10 @@
 // print in their nested form (`{"x", ?}` rather than a full attribute), so
 // they are decoded here from their entry directly.
 
+#include <iterator>
 #include <string>
+
+#include "base/strings.h"
 
 #include "ir/print_util.h"
 #include "parse/bytecode/attr_type_table.h"
@@ -46,6 +49,35 @@ enum SdyCode : uint64_t {
   kTensorShardingV3 = 17,
 };
 
+// How each kind prints on its own, by code: attributes with a mnemonic of
+// their own (`#sdy.mesh<...>`), or wrapped in the dialect's (`#sdy<axis_ref
+// "x">`).
+struct FullForm {
+  const char* mnemonic;
+  bool wrapped;
+};
+constexpr FullForm kFullForms[] = {
+    {"manual_axes", true},
+    {"mesh_axis", true},
+    {"mesh", false},
+    {"sub_axis_info", true},
+    {"axis_ref", true},
+    {"dimension_sharding", true},
+    {"sharding", false},
+    {"sharding_per_value", false},
+    {"dim_mapping", true},
+    {"tensor_mapping", true},
+    {"op_sharding_rule", false},
+    {"axis_ref_list", true},
+    {"list_of_axis_ref_lists", true},
+    {"all_to_all_param", true},
+    {"all_to_all_param_list", true},
+    {"sharding", false},
+    {"sharding_per_value", false},
+    {"sharding", false},
+};
+static_assert(std::size(kFullForms) == kTensorShardingV3 + 1);
+
 // Shardy attributes nest a few levels (sharding > dimension > axis > sub-axis);
 // anything deeper than this is a corrupt file.
 constexpr int kMaxSdyNesting = 32;
@@ -72,41 +104,10 @@ class SdyDecoder {
   StatusOr<std::string> Full(ByteReader& reader) {
     ASSIGN_OR_RETURN(uint64_t code, reader.ReadVarInt());
     ASSIGN_OR_RETURN(std::string body, Body(code, reader));
-    switch (code) {
-      case kMesh:
-        return "sdy.mesh" + body;
-      case kTensorShardingV1:
-      case kTensorShardingV2:
-      case kTensorShardingV3:
-        return "sdy.sharding" + body;
-      case kTensorShardingPerValueV1:
-      case kTensorShardingPerValueV2:
-        return "sdy.sharding_per_value" + body;
-      case kOpShardingRule:
-        return "sdy.op_sharding_rule" + body;
-      case kManualAxes:
-        return "sdy<manual_axes" + body + ">";
-      case kMeshAxis:
-        return "sdy<mesh_axis" + body + ">";
-      case kSubAxisInfo:
-        return "sdy<sub_axis_info" + body + ">";
-      case kAxisRef:
-        return "sdy<axis_ref" + body + ">";
-      case kDimensionSharding:
-        return "sdy<dimension_sharding" + body + ">";
-      case kDimMapping:
-        return "sdy<dim_mapping" + body + ">";
-      case kTensorMapping:
-        return "sdy<tensor_mapping" + body + ">";
-      case kAxisRefList:
-        return "sdy<axis_ref_list" + body + ">";
-      case kListOfAxisRefLists:
-        return "sdy<list_of_axis_ref_lists" + body + ">";
-      case kAllToAllParam:
-        return "sdy<all_to_all_param" + body + ">";
-      default:
-        return "sdy<all_to_all_param_list" + body + ">";
-    }
+    // Body() accepted the code, so it indexes the table.
+    const FullForm& form = kFullForms[code];
+    return form.wrapped ? StrCat("sdy<", form.mnemonic, body, ">")
+                        : StrCat("sdy.", form.mnemonic, body);
   }
 
  private:
@@ -200,7 +201,8 @@ class SdyDecoder {
         ASSIGN_OR_RETURN(uint64_t count, reader.ReadCount("axes"));
         std::string text = "{";
         for (uint64_t i = 0; i < count; ++i) {
-          ASSIGN_OR_RETURN(std::string axis, table_.ReadStringAttribute(reader));
+          ASSIGN_OR_RETURN(std::string axis,
+                           table_.ReadStringAttribute(reader));
           if (i > 0) text += ", ";
           text += ir::QuoteString(axis);
         }
@@ -255,7 +257,8 @@ class SdyDecoder {
       case kTensorShardingV1:
       case kTensorShardingV2:
       case kTensorShardingV3: {
-        ASSIGN_OR_RETURN(ir::Attribute mesh_or_ref, table_.ReadAttribute(reader));
+        ASSIGN_OR_RETURN(ir::Attribute mesh_or_ref,
+                         table_.ReadAttribute(reader));
         std::string mesh;
         if (mesh_or_ref.is(ir::AttrKind::kOpaque) &&
             mesh_or_ref.opaque_text().rfind("sdy.mesh<", 0) == 0) {
@@ -265,7 +268,8 @@ class SdyDecoder {
         }
         ASSIGN_OR_RETURN(std::string dims,
                          NestedList(reader, {kDimensionSharding}));
-        ASSIGN_OR_RETURN(std::string replicated, NestedList(reader, {kAxisRef}));
+        ASSIGN_OR_RETURN(std::string replicated,
+                         NestedList(reader, {kAxisRef}));
         std::string unreduced;
         if (code != kTensorShardingV1) {
           ASSIGN_OR_RETURN(unreduced, NestedList(reader, {kAxisRef}));
@@ -315,10 +319,11 @@ class SdyDecoder {
           start = end + 2;
         }
         text += "}";
-        for (const char* group : {"reduction", "need_replication", "permutation",
-                                  "blocked_propagation"}) {
+        for (const char* group : {"reduction", "need_replication",
+                                  "permutation", "blocked_propagation"}) {
           ASSIGN_OR_RETURN(std::string factors, FactorLists(reader));
-          if (!factors.empty()) text += std::string(" ") + group + "={" + factors + "}";
+          if (!factors.empty())
+            text += std::string(" ") + group + "={" + factors + "}";
         }
         ASSIGN_OR_RETURN(uint8_t custom, reader.ReadByte());
         if (custom != 0) text += ", custom";
