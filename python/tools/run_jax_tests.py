@@ -116,6 +116,25 @@ def cause_of(message: str) -> str:
     return text[:160]
 
 
+def print_markdown(path: str) -> None:
+    """A recorded run as a table: per module, the counts and the main cause."""
+    with open(path) as f:
+        record = json.load(f)
+    print("| module | tests | pass on cpu | pass on kiln | cpu, not kiln | kiln/cpu | main cause of the rest |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    for module, r in sorted(record["modules"].items()):
+        causes = r["failures_by_cause"]
+        cause = max(causes, key=lambda c: len(causes[c])) if causes else ""
+        name = module + (" (multi-device)" if r["multi_device"] else "")
+        print(f"| {name} | {r['tests']} | {r['passed_cpu']} | {r['passed_kiln']} | "
+              f"{r['passed_cpu_not_kiln']} | {100 * r['kiln_over_cpu']:.2f}% | "
+              f"{cause[:90].replace('|', '/')} |")
+    t = record["total"] if "total" in record else None
+    if t:
+        print(f"| **total** | {t['tests']} | {t['cpu']} | {t['kiln']} | {t['lost']} | "
+              f"{100 * t['kiln_over_cpu']:.2f}% | |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -137,7 +156,12 @@ def main() -> int:
     parser.add_argument("--min-ratio", type=float, default=None,
                         help="exit 1 if a single-device module's kiln/cpu "
                              "ratio is below this (e.g. 0.99)")
+    parser.add_argument("--markdown", metavar="RECORD",
+                        help="print a recorded run as a Markdown table and exit")
     args = parser.parse_args()
+    if args.markdown:
+        print_markdown(args.markdown)
+        return 0
 
     tests_dir = os.path.join(shared_dir(), "jax-tests", "tests")
     if not os.path.isdir(tests_dir):
