@@ -201,7 +201,7 @@ def main() -> int:
                   f" / {kiln_tail.strip().splitlines()[-1:]}", flush=True)
         causes = collections.defaultdict(list)
         for t in lost:
-            outcome, message = kiln.get(t, ("missing", "no result on kiln (crash or timeout)"))
+            outcome, message = kiln.get(t, ("missing", "no result on kiln: not generated there (JAX samples parameterized cases per run) or the run crashed or timed out"))
             causes[cause_of(message or outcome)].append(t)
         record["modules"][module] = {
             "tests": len(ids), "passed_cpu": len(passed_cpu),
