@@ -94,14 +94,12 @@ const CustomCallRegistry& CustomCallRegistry::Builtin() {
                 [](Lowering&, const ir::Operation&) { return OkStatus(); });
     // lax.dce_sink: keeps its operands alive through dead-code elimination
     // and does nothing at run time (it has no results).
-    r->Register("dce_sink",
-                [](Lowering&, const ir::Operation& op) -> Status {
-                  if (op.num_results() != 0) {
-                    return InvalidArgumentError(op.Describe(),
-                                                ": dce_sink has no results");
-                  }
-                  return OkStatus();
-                });
+    r->Register("dce_sink", [](Lowering&, const ir::Operation& op) -> Status {
+      if (op.num_results() != 0) {
+        return InvalidArgumentError(op.Describe(), ": dce_sink has no results");
+      }
+      return OkStatus();
+    });
     // Shardy's ops of the `sdy` dialect kept in exported programs.
     r->Register("sdy.sharding_constraint", LowerAsIdentity);
     r->Register("sdy.reshard", LowerAsIdentity);

@@ -22,7 +22,8 @@ uint64_t BitsFromDouble(double value) {
 
 FloatFormat FormatOf(ElementType type) {
   auto format = GetFloatFormat(type);
-  KILN_CHECK(format.has_value()) << "not a float type: " << ElementTypeName(type);
+  KILN_CHECK(format.has_value())
+      << "not a float type: " << ElementTypeName(type);
   return *format;
 }
 
@@ -127,7 +128,8 @@ uint64_t EncodeFloat(ElementType type, double value) {
     if (magnitude == 0) return NanBits(type);
     int exponent;
     double fraction = std::frexp(magnitude, &exponent);  // [0.5, 1)
-    int e = exponent - 1;  // magnitude = (2*fraction) * 2^e, 2*fraction in [1,2)
+    int e =
+        exponent - 1;  // magnitude = (2*fraction) * 2^e, 2*fraction in [1,2)
     if (2 * fraction >= 1.5) ++e;
     int field = e + f.exponent_bias;
     if (field < 0) return 0;
@@ -149,7 +151,8 @@ uint64_t EncodeFloat(ElementType type, double value) {
   if (e < min_normal_exponent) kept -= (min_normal_exponent - e);
   // Scale so the kept bits become the integer part, then round to nearest
   // even with exact double arithmetic (all operations below are exact).
-  int scale_exponent = (e < min_normal_exponent ? min_normal_exponent : e) - f.mantissa_bits;
+  int scale_exponent =
+      (e < min_normal_exponent ? min_normal_exponent : e) - f.mantissa_bits;
   double scaled = std::ldexp(magnitude, -scale_exponent);  // exact
   double rounded = std::nearbyint(scaled);  // default rounding: nearest even
   (void)kept;
@@ -178,7 +181,8 @@ uint64_t EncodeFloat(ElementType type, double value) {
     return f.non_finite == FloatNonFinite::kNanNegativeZero ? 0 : sign;
   }
   if (static_cast<uint64_t>(field) > max_exponent ||
-      (static_cast<uint64_t>(field) == max_exponent && mantissa > max_mantissa)) {
+      (static_cast<uint64_t>(field) == max_exponent &&
+       mantissa > max_mantissa)) {
     return overflow();
   }
   return sign | (static_cast<uint64_t>(field) << f.mantissa_bits) | mantissa;
@@ -225,8 +229,10 @@ double DecodeFloat(ElementType type, uint64_t bits) {
     return sign * std::ldexp(static_cast<double>(mantissa),
                              1 - f.exponent_bias - f.mantissa_bits);
   }
-  return sign * std::ldexp(static_cast<double>(mantissa | (1ULL << f.mantissa_bits)),
-                           static_cast<int>(exponent) - f.exponent_bias - f.mantissa_bits);
+  return sign *
+         std::ldexp(
+             static_cast<double>(mantissa | (1ULL << f.mantissa_bits)),
+             static_cast<int>(exponent) - f.exponent_bias - f.mantissa_bits);
 }
 
 }  // namespace kiln::ir

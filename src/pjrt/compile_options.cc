@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "runtime/device.h"
 #include "proto/xla_compile_options.pb.h"
+#include "runtime/device.h"
 
 namespace kiln::pjrt {
 namespace {
@@ -131,8 +131,8 @@ Status CheckOptionOverride(const std::string& name,
       fits = known->type == OptionType::kBool;
       break;
     case xla::OptionOverrideProto::kIntField:
-      fits = known->type == OptionType::kInt ||
-             known->type == OptionType::kFloat;
+      fits =
+          known->type == OptionType::kInt || known->type == OptionType::kFloat;
       break;
     case xla::OptionOverrideProto::kDoubleField:
       fits = known->type == OptionType::kFloat;
@@ -181,15 +181,13 @@ StatusOr<runtime::CompileSpec> ParseCompileOptions(
   runtime::CompileSpec spec;
   // 0 means "unset" in proto3; frameworks mean one.
   int64_t replicas = build.num_replicas() == 0 ? 1 : build.num_replicas();
-  int64_t partitions =
-      build.num_partitions() == 0 ? 1 : build.num_partitions();
+  int64_t partitions = build.num_partitions() == 0 ? 1 : build.num_partitions();
   if (replicas < 1 || partitions < 1 || replicas > runtime::kMaxDevices ||
       partitions > runtime::kMaxDevices) {
-    return InvalidArgumentError("num_replicas (", build.num_replicas(),
-                                ") and num_partitions (",
-                                build.num_partitions(),
-                                ") must be between 1 and ",
-                                runtime::kMaxDevices);
+    return InvalidArgumentError(
+        "num_replicas (", build.num_replicas(), ") and num_partitions (",
+        build.num_partitions(), ") must be between 1 and ",
+        runtime::kMaxDevices);
   }
   spec.num_replicas = static_cast<int>(replicas);
   spec.num_partitions = static_cast<int>(partitions);
@@ -205,18 +203,17 @@ StatusOr<runtime::CompileSpec> ParseCompileOptions(
           "the device assignment is ", assignment.replica_count(),
           " replicas x ", assignment.computation_count(), " computations (",
           assignment.computation_devices_size(),
-          " listed); the options ask for ", spec.num_replicas,
-          " replicas x ", spec.num_partitions, " partitions");
+          " listed); the options ask for ", spec.num_replicas, " replicas x ",
+          spec.num_partitions, " partitions");
     }
     spec.device_assignment.assign(
         static_cast<size_t>(spec.num_replicas) * spec.num_partitions, -1);
     for (int p = 0; p < spec.num_partitions; ++p) {
       const auto& ids = assignment.computation_devices(p).replica_device_ids();
       if (ids.size() != spec.num_replicas) {
-        return InvalidArgumentError("computation ", p,
-                                    " of the device assignment lists ",
-                                    ids.size(), " devices for ",
-                                    spec.num_replicas, " replicas");
+        return InvalidArgumentError(
+            "computation ", p, " of the device assignment lists ", ids.size(),
+            " devices for ", spec.num_replicas, " replicas");
       }
       for (int r = 0; r < spec.num_replicas; ++r) {
         if (ids[r] < 0 || ids[r] > INT32_MAX) {
@@ -228,10 +225,10 @@ StatusOr<runtime::CompileSpec> ParseCompileOptions(
       }
     }
   } else if (build.device_ordinal() >= 0 && replicas * partitions == 1) {
-    ASSIGN_OR_RETURN(runtime::Device * device,
-                     client.LookupAddressableDevice(
-                         static_cast<int>(std::min<int64_t>(
-                             build.device_ordinal(), INT32_MAX))));
+    ASSIGN_OR_RETURN(
+        runtime::Device * device,
+        client.LookupAddressableDevice(static_cast<int>(
+            std::min<int64_t>(build.device_ordinal(), INT32_MAX))));
     spec.device_assignment = {device->id()};
   }
   return spec;

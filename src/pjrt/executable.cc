@@ -40,7 +40,8 @@ constexpr std::string_view kSerializedMagic = "KILNEXEC";
 constexpr uint32_t kSerializedFormat = 1;
 
 void AppendU64(std::string& out, uint64_t value) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(value >> (8 * i)));
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<char>(value >> (8 * i)));
 }
 
 void AppendBytes(std::string& out, std::string_view bytes) {
@@ -105,8 +106,8 @@ StatusOr<Deserialized> Deserialize(std::string_view bytes) {
       version != runtime::Client::PlatformVersion()) {
     return InvalidArgumentError(
         "the executable was serialized by ", version, " (format ", format,
-        "); this plugin is ", runtime::Client::PlatformVersion(),
-        " (format ", kSerializedFormat, "): compile the program again");
+        "); this plugin is ", runtime::Client::PlatformVersion(), " (format ",
+        kSerializedFormat, "): compile the program again");
   }
   Deserialized out;
   ASSIGN_OR_RETURN(out.compile_options, reader.Bytes("compile options"));
@@ -121,9 +122,8 @@ StatusOr<Deserialized> Deserialize(std::string_view bytes) {
 // The program's bytes and format, checked.
 StatusOr<std::string_view> ProgramBytes(const PJRT_Program* program,
                                         std::string_view what) {
-  RETURN_IF_ERROR(CheckStruct(program, PJRT_STRUCT_SIZE(PJRT_Program,
-                                                        format_size),
-                              what));
+  RETURN_IF_ERROR(
+      CheckStruct(program, PJRT_STRUCT_SIZE(PJRT_Program, format_size), what));
   if (program->format == nullptr && program->format_size > 0) {
     return InvalidArgumentError(what, ".format is null");
   }
@@ -197,13 +197,13 @@ std::shared_ptr<const ExecutableState> MakeExecutableState(
 void DumpProgram(std::string_view program, std::string_view options) {
   std::string dir = GetEnv("KILN_DUMP_DIR");
   if (dir.empty()) return;
-  std::string stem =
-      dir + "/" +
-      FingerprintToHex(FingerprintCombine(Fingerprint64(program),
-                                          Fingerprint64(options)));
+  std::string stem = dir + "/" +
+                     FingerprintToHex(FingerprintCombine(
+                         Fingerprint64(program), Fingerprint64(options)));
   for (Status status : {WriteFile(stem + ".program", program),
                         WriteFile(stem + ".options", options)}) {
-    if (!status.ok()) KILN_LOG(WARNING) << "KILN_DUMP_DIR: " << status.ToString();
+    if (!status.ok())
+      KILN_LOG(WARNING) << "KILN_DUMP_DIR: " << status.ToString();
   }
 }
 
@@ -219,8 +219,8 @@ StatusOr<std::shared_ptr<const ExecutableState>> CompileState(
                              std::string(options), std::string(program));
 }
 
-PJRT_LoadedExecutable* NewLoaded(
-    PJRT_Client* client, std::shared_ptr<const ExecutableState> state) {
+PJRT_LoadedExecutable* NewLoaded(PJRT_Client* client,
+                                 std::shared_ptr<const ExecutableState> state) {
   auto* loaded = new PJRT_LoadedExecutable();
   loaded->client = client;
   const runtime::Executable& executable = *state->executable;
@@ -243,12 +243,12 @@ PJRT_Executable* NewExecutable(std::shared_ptr<const ExecutableState> state) {
 }
 
 #define KILN_EXECUTABLE_OF(args, T)                                      \
-  ASSIGN_OR_RETURN(PJRT_Executable * executable,                         \
+  ASSIGN_OR_RETURN(PJRT_Executable* executable,                          \
                    CheckExecutable(args->executable, #T ".executable")); \
   const ExecutableState& state = *executable->state
 
-#define KILN_LOADED_OF(args, T)                       \
-  ASSIGN_OR_RETURN(PJRT_LoadedExecutable * loaded,    \
+#define KILN_LOADED_OF(args, T)                   \
+  ASSIGN_OR_RETURN(PJRT_LoadedExecutable* loaded, \
                    CheckLoadedExecutable(args->executable, #T ".executable"))
 
 }  // namespace
@@ -258,11 +258,12 @@ PJRT_Executable* NewExecutable(std::shared_ptr<const ExecutableState> state) {
 PJRT_Error* PJRT_Client_Compile(PJRT_Client_Compile_Args* args) {
   return RunEntry([&]() -> Status {
     KILN_PJRT_CHECK_ARGS(args, PJRT_Client_Compile_Args, executable);
-    ASSIGN_OR_RETURN(PJRT_Client * client,
-                     CheckClient(args->client, "PJRT_Client_Compile_Args.client"));
-    ASSIGN_OR_RETURN(std::string_view program,
-                     ProgramBytes(args->program,
-                                  "PJRT_Client_Compile_Args.program"));
+    ASSIGN_OR_RETURN(
+        PJRT_Client * client,
+        CheckClient(args->client, "PJRT_Client_Compile_Args.client"));
+    ASSIGN_OR_RETURN(
+        std::string_view program,
+        ProgramBytes(args->program, "PJRT_Client_Compile_Args.program"));
     ASSIGN_OR_RETURN(
         std::string_view options,
         OptionsBytes(args->compile_options, args->compile_options_size,
@@ -302,9 +303,9 @@ PJRT_Error* PJRT_Client_Load(PJRT_Client_Load_Args* args) {
     KILN_PJRT_CHECK_ARGS(args, PJRT_Client_Load_Args, loaded_executable);
     ASSIGN_OR_RETURN(PJRT_Client * client,
                      CheckClient(args->client, "PJRT_Client_Load_Args.client"));
-    ASSIGN_OR_RETURN(PJRT_Executable * executable,
-                     CheckExecutable(args->executable,
-                                     "PJRT_Client_Load_Args.executable"));
+    ASSIGN_OR_RETURN(
+        PJRT_Executable * executable,
+        CheckExecutable(args->executable, "PJRT_Client_Load_Args.executable"));
     ASSIGN_OR_RETURN(
         std::string_view options,
         OptionsBytes(args->compile_options, args->compile_options_size,
@@ -312,9 +313,8 @@ PJRT_Error* PJRT_Client_Load(PJRT_Client_Load_Args* args) {
     const ExecutableState& state = *executable->state;
     // The compiled program is bound to the devices of the client it was
     // compiled for; anything else compiles it again.
-    bool same_client =
-        state.client == client->runtime.get() &&
-        (options.empty() || options == state.compile_options);
+    bool same_client = state.client == client->runtime.get() &&
+                       (options.empty() || options == state.compile_options);
     if (same_client) {
       args->loaded_executable = NewLoaded(client, executable->state);
       return OkStatus();
@@ -343,18 +343,17 @@ PJRT_Error* PJRT_Executable_DeserializeAndLoad(
           "PJRT_Executable_DeserializeAndLoad_Args.serialized_executable is "
           "null");
     }
-    ASSIGN_OR_RETURN(Deserialized blob,
-                     Deserialize(std::string_view(
-                         args->serialized_executable,
-                         args->serialized_executable_size)));
+    ASSIGN_OR_RETURN(Deserialized blob, Deserialize(std::string_view(
+                                            args->serialized_executable,
+                                            args->serialized_executable_size)));
     std::string_view options = blob.compile_options;
     if (KILN_PJRT_HAS_FIELD(args, PJRT_Executable_DeserializeAndLoad_Args,
                             overridden_serialized_compile_options_size) &&
         args->overridden_serialized_compile_options != nullptr &&
         args->overridden_serialized_compile_options_size > 0) {
-      options = std::string_view(
-          args->overridden_serialized_compile_options,
-          args->overridden_serialized_compile_options_size);
+      options =
+          std::string_view(args->overridden_serialized_compile_options,
+                           args->overridden_serialized_compile_options_size);
     }
     ASSIGN_OR_RETURN(std::shared_ptr<const ExecutableState> state,
                      CompileState(client, blob.program, options));
@@ -369,9 +368,10 @@ PJRT_Error* PJRT_Executable_Destroy(PJRT_Executable_Destroy_Args* args) {
   return RunEntry([&]() -> Status {
     KILN_PJRT_CHECK_ARGS(args, PJRT_Executable_Destroy_Args, executable);
     if (args->executable == nullptr) return OkStatus();
-    ASSIGN_OR_RETURN(PJRT_Executable * executable,
-                     CheckExecutable(args->executable,
-                                     "PJRT_Executable_Destroy_Args.executable"));
+    ASSIGN_OR_RETURN(
+        PJRT_Executable * executable,
+        CheckExecutable(args->executable,
+                        "PJRT_Executable_Destroy_Args.executable"));
     executable->tag = HandleTag{};
     delete executable;
     return OkStatus();
@@ -474,7 +474,8 @@ PJRT_Error* PJRT_Executable_OutputElementTypes(
     KILN_PJRT_CHECK_ARGS(args, PJRT_Executable_OutputElementTypes_Args,
                          num_output_types);
     KILN_EXECUTABLE_OF(args, PJRT_Executable_OutputElementTypes_Args);
-    args->output_types = const_cast<PJRT_Buffer_Type*>(state.output_types.data());
+    args->output_types =
+        const_cast<PJRT_Buffer_Type*>(state.output_types.data());
     args->num_output_types = state.output_types.size();
     return OkStatus();
   });
@@ -530,8 +531,8 @@ PJRT_Error* PJRT_Executable_GetCompiledMemoryStats(
     if (KILN_PJRT_HAS_FIELD(args, PJRT_Executable_GetCompiledMemoryStats_Args,
                             peak_unpadded_heap_bytes)) {
       args->total_size_in_bytes = args->peak_memory_in_bytes;
-      args->total_allocation_bytes = stats.output_bytes - stats.alias_bytes +
-                                     stats.temp_bytes;
+      args->total_allocation_bytes =
+          stats.output_bytes - stats.alias_bytes + stats.temp_bytes;
       args->indefinite_allocations = 0;
       args->peak_unpadded_heap_bytes = stats.temp_bytes;
     }
@@ -545,9 +546,9 @@ PJRT_Error* PJRT_Executable_OptimizedProgram(
     KILN_PJRT_CHECK_ARGS(args, PJRT_Executable_OptimizedProgram_Args, program);
     KILN_EXECUTABLE_OF(args, PJRT_Executable_OptimizedProgram_Args);
     PJRT_Program* program = args->program;
-    RETURN_IF_ERROR(CheckStruct(
-        program, PJRT_STRUCT_SIZE(PJRT_Program, format_size),
-        "PJRT_Executable_OptimizedProgram_Args.program"));
+    RETURN_IF_ERROR(
+        CheckStruct(program, PJRT_STRUCT_SIZE(PJRT_Program, format_size),
+                    "PJRT_Executable_OptimizedProgram_Args.program"));
     static constexpr std::string_view kFormat = "mlir";
     const std::string& text = state.executable->program_text();
     program->format = kFormat.data();
@@ -576,7 +577,8 @@ PJRT_Error* PJRT_Executable_Serialize(PJRT_Executable_Serialize_Args* args) {
         PJRT_Executable * executable,
         CheckExecutable(const_cast<PJRT_Executable*>(args->executable),
                         "PJRT_Executable_Serialize_Args.executable"));
-    auto* serialized = new PJRT_SerializedExecutable{Serialize(*executable->state)};
+    auto* serialized =
+        new PJRT_SerializedExecutable{Serialize(*executable->state)};
     args->serialized_bytes = serialized->bytes.data();
     args->serialized_bytes_size = serialized->bytes.size();
     args->serialized_executable = serialized;

@@ -38,19 +38,32 @@ double StaticBytes(const ir::Type& type) {
 
 bool IsTranscendental(std::string_view name) {
   static const std::unordered_set<std::string_view> kNames = {
-      "stablehlo.exponential", "stablehlo.exponential_minus_one",
-      "stablehlo.log",         "stablehlo.log_plus_one",
-      "stablehlo.logistic",    "stablehlo.tanh",
-      "stablehlo.sine",        "stablehlo.cosine",
-      "stablehlo.tan",         "stablehlo.atan2",
-      "stablehlo.power",       "stablehlo.sqrt",
-      "stablehlo.rsqrt",       "stablehlo.cbrt",
-      "chlo.erf",              "chlo.erfc",
-      "chlo.lgamma",           "chlo.digamma",
-      "chlo.asin",             "chlo.acos",
-      "chlo.atan",             "chlo.sinh",
-      "chlo.cosh",             "chlo.asinh",
-      "chlo.acosh",            "chlo.atanh",
+      "stablehlo.exponential",
+      "stablehlo.exponential_minus_one",
+      "stablehlo.log",
+      "stablehlo.log_plus_one",
+      "stablehlo.logistic",
+      "stablehlo.tanh",
+      "stablehlo.sine",
+      "stablehlo.cosine",
+      "stablehlo.tan",
+      "stablehlo.atan2",
+      "stablehlo.power",
+      "stablehlo.sqrt",
+      "stablehlo.rsqrt",
+      "stablehlo.cbrt",
+      "chlo.erf",
+      "chlo.erfc",
+      "chlo.lgamma",
+      "chlo.digamma",
+      "chlo.asin",
+      "chlo.acos",
+      "chlo.atan",
+      "chlo.sinh",
+      "chlo.cosh",
+      "chlo.asinh",
+      "chlo.acosh",
+      "chlo.atanh",
   };
   return kNames.count(name) > 0;
 }
@@ -58,16 +71,26 @@ bool IsTranscendental(std::string_view name) {
 // Ops that move or reinterpret data without arithmetic.
 bool IsDataMovement(std::string_view name) {
   static const std::unordered_set<std::string_view> kNames = {
-      "stablehlo.constant",       "stablehlo.reshape",
-      "stablehlo.transpose",      "stablehlo.broadcast_in_dim",
-      "stablehlo.broadcast",      "stablehlo.slice",
-      "stablehlo.dynamic_slice",  "stablehlo.dynamic_update_slice",
-      "stablehlo.concatenate",    "stablehlo.gather",
-      "stablehlo.pad",            "stablehlo.reverse",
-      "stablehlo.iota",           "stablehlo.convert",
-      "stablehlo.bitcast_convert", "stablehlo.get_tuple_element",
-      "stablehlo.tuple",          "stablehlo.optimization_barrier",
-      "stablehlo.custom_call",    "stablehlo.copy",
+      "stablehlo.constant",
+      "stablehlo.reshape",
+      "stablehlo.transpose",
+      "stablehlo.broadcast_in_dim",
+      "stablehlo.broadcast",
+      "stablehlo.slice",
+      "stablehlo.dynamic_slice",
+      "stablehlo.dynamic_update_slice",
+      "stablehlo.concatenate",
+      "stablehlo.gather",
+      "stablehlo.pad",
+      "stablehlo.reverse",
+      "stablehlo.iota",
+      "stablehlo.convert",
+      "stablehlo.bitcast_convert",
+      "stablehlo.get_tuple_element",
+      "stablehlo.tuple",
+      "stablehlo.optimization_barrier",
+      "stablehlo.custom_call",
+      "stablehlo.copy",
   };
   return kNames.count(name) > 0;
 }
@@ -99,7 +122,8 @@ CostAnalysis EstimateCost(const ir::Module& module) {
       for (int64_t d : op.GetAttr("dot_dimension_numbers")
                            .dot()
                            .lhs_contracting_dimensions) {
-        if (lhs.IsTensor() && d >= 0 && d < lhs.rank()) contracted *= lhs.dim(d);
+        if (lhs.IsTensor() && d >= 0 && d < lhs.rank())
+          contracted *= lhs.dim(d);
       }
       cost.flops += 2 * result_elements * contracted;
     } else if (name == "stablehlo.dot" && op.num_operands() == 2) {
@@ -120,7 +144,8 @@ CostAnalysis EstimateCost(const ir::Module& module) {
         per_output /= static_cast<double>(kernel.dim(out_dim));
       }
       cost.flops += 2 * result_elements * per_output;
-    } else if (name == "stablehlo.reduce" || name == "stablehlo.reduce_window") {
+    } else if (name == "stablehlo.reduce" ||
+               name == "stablehlo.reduce_window") {
       for (int i = 0; i < op.num_operands() / 2; ++i) {
         cost.flops += StaticElements(op.operand(i)->type());
       }
@@ -185,7 +210,8 @@ bool IsSharded(const ir::Attribute& attrs) {
   if (shardy) {
     std::string text = shardy.ToString();
     size_t dims = text.find('[');
-    if (dims != std::string::npos && text.find("{\"", dims) != std::string::npos) {
+    if (dims != std::string::npos &&
+        text.find("{\"", dims) != std::string::npos) {
       return true;
     }
   }
@@ -249,16 +275,15 @@ Status CheckAssignment(const Client& client, const CompileSpec& spec,
     return OkStatus();
   }
   if (static_cast<int64_t>(spec.device_assignment.size()) != count) {
-    return InvalidArgumentError("the device assignment has ",
-                                spec.device_assignment.size(),
-                                " devices; ", spec.num_replicas,
-                                " replicas x ", spec.num_partitions,
-                                " partitions need ", count);
+    return InvalidArgumentError(
+        "the device assignment has ", spec.device_assignment.size(),
+        " devices; ", spec.num_replicas, " replicas x ", spec.num_partitions,
+        " partitions need ", count);
   }
   std::set<int> seen;
   for (int id : spec.device_assignment) {
-    RETURN_IF_ERROR(client.LookupDevice(id).status().WithContext(
-        "device assignment"));
+    RETURN_IF_ERROR(
+        client.LookupDevice(id).status().WithContext("device assignment"));
     if (!seen.insert(id).second) {
       return InvalidArgumentError("the device assignment names device ", id,
                                   " twice");
@@ -380,9 +405,9 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
     executable->parameters_.push_back(std::move(info));
   }
   const ir::Operation* terminator = ir::func::Body(*entry).terminator();
-  bool results_match = terminator != nullptr &&
-                       terminator->num_operands() ==
-                           static_cast<int>(plan.outputs().size());
+  bool results_match =
+      terminator != nullptr &&
+      terminator->num_operands() == static_cast<int>(plan.outputs().size());
   for (size_t i = 0; i < plan.outputs().size(); ++i) {
     std::string what = StrCat("result ", i);
     ValueInfo info;
@@ -447,9 +472,9 @@ StatusOr<Executable::Target> Executable::Resolve(
     // device (PyTorch/XLA runs replicated programs one device at a time).
     auto it = std::find(devices_.begin(), devices_.end(), target.device);
     if (it == devices_.end()) {
-      return InvalidArgumentError(
-          target.device->debug_string(), " is not among the ",
-          devices_.size(), " devices of the executable's assignment");
+      return InvalidArgumentError(target.device->debug_string(),
+                                  " is not among the ", devices_.size(),
+                                  " devices of the executable's assignment");
     }
     size_t position = static_cast<size_t>(it - devices_.begin());
     if (plans_.size() > 1) target.plan = position;
@@ -478,15 +503,13 @@ Status Executable::CheckRequest(const ExecuteRequest& request) const {
     const bool token_stand_in = parameters_[i].shape.dtype() == DType::kToken &&
                                 buffer->shape().element_count() == 0;
     if (!(buffer->shape() == parameters_[i].shape) && !token_stand_in) {
-      return InvalidArgumentError("argument ", i, " is ",
-                                  buffer->shape().ToString(),
-                                  "; the executable takes ",
-                                  parameters_[i].shape.ToString());
+      return InvalidArgumentError(
+          "argument ", i, " is ", buffer->shape().ToString(),
+          "; the executable takes ", parameters_[i].shape.ToString());
     }
     if (buffer->device() != target.device) {
       return InvalidArgumentError("argument ", i, " (", buffer->ToString(),
-                                  ") is not on ",
-                                  target.device->debug_string(),
+                                  ") is not on ", target.device->debug_string(),
                                   ", where this execution runs");
     }
   }
@@ -561,8 +584,7 @@ StatusOr<ExecuteResult> Executable::Execute(ExecuteRequest request) const {
     std::shared_ptr<Storage> donated = std::move(storage).value();
     const int output = donated_to[i];
     // Only this run holds the bytes now: no earlier work still reads them.
-    if (donated != nullptr && donated.use_count() == 1 &&
-        donated->writable() &&
+    if (donated != nullptr && donated.use_count() == 1 && donated->writable() &&
         donated->size() >=
             static_cast<size_t>(outputs_[output].shape.byte_size())) {
       run->outputs[output] = donated;
@@ -571,19 +593,18 @@ StatusOr<ExecuteResult> Executable::Execute(ExecuteRequest request) const {
   }
   for (size_t i = 0; i < outputs_.size(); ++i) {
     if (run->outputs[i] != nullptr) continue;
-    ASSIGN_OR_RETURN(run->outputs[i],
-                     Storage::Allocate(outputs_[i].shape.byte_size(),
-                                       device->counters()));
+    ASSIGN_OR_RETURN(
+        run->outputs[i],
+        Storage::Allocate(outputs_[i].shape.byte_size(), device->counters()));
   }
 
   ExecuteResult result;
   result.done = Event::Create();
   run->done = result.done;
   for (size_t i = 0; i < outputs_.size(); ++i) {
-    result.outputs.push_back(
-        Buffer::Create(outputs_[i].shape,
-                       device->memory_space(outputs_[i].memory_kind),
-                       run->outputs[i], result.done));
+    result.outputs.push_back(Buffer::Create(
+        outputs_[i].shape, device->memory_space(outputs_[i].memory_kind),
+        run->outputs[i], result.done));
   }
 
   std::shared_ptr<Event> inputs_ready = Event::AfterAll(ready);
@@ -600,7 +621,8 @@ StatusOr<ExecuteResult> Executable::Execute(ExecuteRequest request) const {
       done->Set(status).IgnoreError();
       return;
     }
-    queue->Enqueue([run = std::move(run)]() mutable { Finish(std::move(run)); });
+    queue->Enqueue(
+        [run = std::move(run)]() mutable { Finish(std::move(run)); });
   });
   return result;
 }

@@ -14,13 +14,13 @@ TEST(FloatBitsTest, EncodesOneInEveryFormat) {
   EXPECT_EQ(EncodeFloat(ElementType::kBF16, 1.0), 0x3F80u);
   EXPECT_EQ(EncodeFloat(ElementType::kF16, 1.0), 0x3C00u);
   EXPECT_EQ(EncodeFloat(ElementType::kF32, 1.0), 0x3F800000u);
-  EXPECT_EQ(EncodeFloat(ElementType::kF8E4M3FN, 1.0), 0x38u);   // bias 7
-  EXPECT_EQ(EncodeFloat(ElementType::kF8E4M3FNUZ, 1.0), 0x40u); // bias 8
-  EXPECT_EQ(EncodeFloat(ElementType::kF8E4M3B11FNUZ, 1.0), 0x58u); // bias 11
-  EXPECT_EQ(EncodeFloat(ElementType::kF8E5M2, 1.0), 0x3Cu);     // bias 15
-  EXPECT_EQ(EncodeFloat(ElementType::kF8E5M2FNUZ, 1.0), 0x40u); // bias 16
-  EXPECT_EQ(EncodeFloat(ElementType::kF8E3M4, 1.0), 0x30u);     // bias 3
-  EXPECT_EQ(EncodeFloat(ElementType::kF4E2M1FN, 1.0), 0x2u);    // bias 1
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E4M3FN, 1.0), 0x38u);       // bias 7
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E4M3FNUZ, 1.0), 0x40u);     // bias 8
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E4M3B11FNUZ, 1.0), 0x58u);  // bias 11
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E5M2, 1.0), 0x3Cu);         // bias 15
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E5M2FNUZ, 1.0), 0x40u);     // bias 16
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E3M4, 1.0), 0x30u);         // bias 3
+  EXPECT_EQ(EncodeFloat(ElementType::kF4E2M1FN, 1.0), 0x2u);        // bias 1
   EXPECT_EQ(EncodeFloat(ElementType::kF6E2M3FN, 1.0), 0x08u);
   EXPECT_EQ(EncodeFloat(ElementType::kF6E3M2FN, 1.0), 0x0Cu);
   EXPECT_EQ(EncodeFloat(ElementType::kF8E8M0FNU, 1.0), 127u);
@@ -52,19 +52,21 @@ TEST(FloatBitsTest, LargestFiniteValues) {
 
 TEST(FloatBitsTest, RoundsToNearestEven) {
   // 1 + 2^-8 is halfway between bf16 1.0 and 1.0078125: ties to even (1.0).
-  EXPECT_EQ(EncodeFloat(ElementType::kBF16, 1.0 + std::ldexp(1.0, -8)), 0x3F80u);
+  EXPECT_EQ(EncodeFloat(ElementType::kBF16, 1.0 + std::ldexp(1.0, -8)),
+            0x3F80u);
   // 1 + 3*2^-8 is halfway between 1.0078125 (odd) and 1.015625 (even).
-  EXPECT_EQ(EncodeFloat(ElementType::kBF16, 1.0 + 3 * std::ldexp(1.0, -8)), 0x3F82u);
+  EXPECT_EQ(EncodeFloat(ElementType::kBF16, 1.0 + 3 * std::ldexp(1.0, -8)),
+            0x3F82u);
 }
 
 TEST(FloatBitsTest, OverflowFollowsEachFormatsNonFiniteRules) {
-  EXPECT_EQ(EncodeFloat(ElementType::kF16, 1e6), 0x7C00u);               // inf
-  EXPECT_EQ(EncodeFloat(ElementType::kF8E4M3FN, 1e6), 0x7Fu);            // NaN
-  EXPECT_EQ(EncodeFloat(ElementType::kF8E4M3FNUZ, -1e6), 0x80u);         // NaN
-  EXPECT_EQ(EncodeFloat(ElementType::kF4E2M1FN, 100.0), 0x7u);           // saturate
+  EXPECT_EQ(EncodeFloat(ElementType::kF16, 1e6), 0x7C00u);        // inf
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E4M3FN, 1e6), 0x7Fu);     // NaN
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E4M3FNUZ, -1e6), 0x80u);  // NaN
+  EXPECT_EQ(EncodeFloat(ElementType::kF4E2M1FN, 100.0), 0x7u);    // saturate
   EXPECT_EQ(EncodeFloat(ElementType::kF4E2M1FN, -100.0), 0xFu);
   EXPECT_TRUE(std::isnan(DecodeFloat(ElementType::kF8E5M2FNUZ, 0x80)));
-  EXPECT_EQ(EncodeFloat(ElementType::kF8E5M2FNUZ, -0.0), 0x00u);         // no -0
+  EXPECT_EQ(EncodeFloat(ElementType::kF8E5M2FNUZ, -0.0), 0x00u);  // no -0
 }
 
 TEST(FloatBitsTest, SubnormalsRoundTrip) {
@@ -80,8 +82,9 @@ TEST(FloatBitsTest, EveryNarrowPatternRoundTrips) {
   for (ElementType type :
        {ElementType::kF4E2M1FN, ElementType::kF6E2M3FN, ElementType::kF6E3M2FN,
         ElementType::kF8E3M4, ElementType::kF8E4M3, ElementType::kF8E4M3FN,
-        ElementType::kF8E4M3FNUZ, ElementType::kF8E4M3B11FNUZ, ElementType::kF8E5M2,
-        ElementType::kF8E5M2FNUZ, ElementType::kF8E8M0FNU}) {
+        ElementType::kF8E4M3FNUZ, ElementType::kF8E4M3B11FNUZ,
+        ElementType::kF8E5M2, ElementType::kF8E5M2FNUZ,
+        ElementType::kF8E8M0FNU}) {
     int width = BitWidth(type);
     for (uint64_t bits = 0; bits < (1u << width); ++bits) {
       double value = DecodeFloat(type, bits);

@@ -34,10 +34,10 @@ class ExecutableTest : public ::testing::Test {
                               std::vector<int64_t> dims, int on = 0) {
     auto shape = Shape::Make(DType::kF32, dims);
     EXPECT_TRUE(shape.ok());
-    auto transfer = TransferFromHost(
-        values.data(), *shape, std::nullopt,
-        HostBufferSemantics::kImmutableOnlyDuringCall,
-        device(on)->default_memory_space());
+    auto transfer =
+        TransferFromHost(values.data(), *shape, std::nullopt,
+                         HostBufferSemantics::kImmutableOnlyDuringCall,
+                         device(on)->default_memory_space());
     EXPECT_TRUE(transfer.ok()) << transfer.status().ToString();
     return transfer->buffer;
   }
@@ -46,9 +46,9 @@ class ExecutableTest : public ::testing::Test {
   template <typename T>
   StatusOr<std::vector<T>> Read(const std::shared_ptr<Buffer>& buffer) {
     std::vector<T> out(buffer->shape().element_count());
-    ASSIGN_OR_RETURN(auto done, TransferToHost(buffer, out.data(),
-                                               out.size() * sizeof(T),
-                                               std::nullopt));
+    ASSIGN_OR_RETURN(auto done,
+                     TransferToHost(buffer, out.data(), out.size() * sizeof(T),
+                                    std::nullopt));
     RETURN_IF_ERROR(done->Await());
     return out;
   }
@@ -229,9 +229,9 @@ func.func @main(%x: tensor<4xf32>, %gate: tensor<4xf32>) -> tensor<4xf32> {
   ASSERT_OK_AND_ASSIGN(auto donor, Compile(kDonating));
   auto x = F32({1, 2, 3, 4}, {4});
   // A gate whose bytes are not final yet holds the first run back.
-  ASSERT_OK_AND_ASSIGN(auto gate, Buffer::CreatePending(
-                                      MakeShape(DType::kF32, {4}),
-                                      device(0)->default_memory_space()));
+  ASSERT_OK_AND_ASSIGN(
+      auto gate, Buffer::CreatePending(MakeShape(DType::kF32, {4}),
+                                       device(0)->default_memory_space()));
   ExecuteRequest first;
   first.position = 0;
   first.arguments = {x, gate};
@@ -297,7 +297,7 @@ func.func @main(%x: tensor<2xui32>) -> tensor<2xui32> {
   %s = stablehlo.add %x, %b : tensor<2xui32>
   return %s : tensor<2xui32>
 })",
-                                                       spec));
+                                                spec));
   ASSERT_EQ(executable->addressable_devices().size(), 4u);
   std::vector<ExecuteResult> results;
   for (int r = 0; r < 4; ++r) {
@@ -410,7 +410,8 @@ func.func @main(%x: tensor<1024xf32>) -> tensor<1024xf32> {
           continue;
         }
         auto out = Read<float>(result->outputs[0]);
-        if (!out.ok() || std::abs((*out)[17] - (std::tanh(v * v) + v)) > 1e-6f) {
+        if (!out.ok() ||
+            std::abs((*out)[17] - (std::tanh(v * v) + v)) > 1e-6f) {
           ++failures[t];
         }
       }

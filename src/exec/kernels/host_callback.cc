@@ -46,8 +46,8 @@ class HostCallbackKernel : public Kernel {
                           results.data(), error.data(), kErrorSize);
     if (code == 0) return OkStatus();
     error.resize(std::strlen(error.c_str()));
-    return InternalError("host callback ", callback_id_, " failed: ",
-                         error.empty() ? "(no message)" : error);
+    return InternalError("host callback ", callback_id_,
+                         " failed: ", error.empty() ? "(no message)" : error);
   }
 
  private:
