@@ -5,27 +5,13 @@
 
 #include "exec/executor.h"
 #include "exec/kernels/element.h"
+#include "exec/kernels/lapack_util.h"
 
 namespace kiln::exec {
 namespace {
 
-template <typename T>
-T Conj(T x) {
-  if constexpr (kIsComplex<T>) {
-    return std::conj(x);
-  } else {
-    return x;
-  }
-}
-
-template <typename T>
-auto RealPart(T x) {
-  if constexpr (kIsComplex<T>) {
-    return x.real();
-  } else {
-    return x;
-  }
-}
+using lapack::Conj;
+using lapack::RealPart;
 
 template <typename T>
 class CholeskyKernel : public Kernel {
