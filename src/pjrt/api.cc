@@ -2,6 +2,7 @@
 #include "base/status.h"
 #include "pjrt/args.h"
 #include "pjrt/entry_points.h"
+#include "pjrt/extensions.h"
 #include "pjrt_c_api.h"
 
 namespace kiln::pjrt {
@@ -24,7 +25,7 @@ PJRT_Api MakeApi() {
   PJRT_Api api{};
   api.struct_size = PJRT_STRUCT_SIZE(
       PJRT_Api, PJRT_TopologyDescription_GetMemorySpaceKindIds);
-  api.extension_start = nullptr;
+  api.extension_start = ExtensionChain();
   api.pjrt_api_version.struct_size = PJRT_Api_Version_STRUCT_SIZE;
   api.pjrt_api_version.extension_start = nullptr;
   // Exactly the version of the header Kiln is built with: frameworks read

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "pjrt/extensions.h"
 #include "pjrt_c_api.h"
 
 namespace kiln::pjrt {
@@ -39,6 +40,8 @@ KILN_PJRT_STRUCT_INFO(PJRT_Buffer_MemoryLayout)
 KILN_PJRT_STRUCT_INFO(PJRT_Buffer_MemoryLayout_Tiled)
 KILN_PJRT_STRUCT_INFO(PJRT_Buffer_MemoryLayout_Strides)
 KILN_PJRT_STRUCT_INFO(PJRT_Buffer_CopyRawToHostFuture_Callback_Args)
+KILN_PJRT_STRUCT_INFO(PJRT_Shardings_PJRT_Executable_ParameterShardings_Args)
+KILN_PJRT_STRUCT_INFO(PJRT_Shardings_PJRT_Executable_OutputShardings_Args)
 #undef KILN_PJRT_STRUCT_INFO
 
 // Checks that `s` is not null and that its struct_size covers the first

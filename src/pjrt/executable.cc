@@ -180,6 +180,14 @@ std::shared_ptr<const ExecutableState> MakeExecutableState(
     state->parameter_kinds.push_back(kind.data());
     state->parameter_kind_sizes.push_back(kind.size());
   }
+  for (const std::string& sharding : executable->parameter_shardings()) {
+    state->parameter_shardings.push_back(sharding.data());
+    state->parameter_sharding_sizes.push_back(sharding.size());
+  }
+  for (const std::string& sharding : executable->output_shardings()) {
+    state->output_shardings.push_back(sharding.data());
+    state->output_sharding_sizes.push_back(sharding.size());
+  }
   // XLA's names for the same estimates.
   const runtime::CostAnalysis& cost = executable->cost();
   state->cost_properties.AddFloat("flops", static_cast<float>(cost.flops));

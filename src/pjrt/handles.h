@@ -70,6 +70,12 @@ struct ExecutableState {
   std::vector<const char*> parameter_kinds;
   std::vector<size_t> parameter_kind_sizes;
   NamedValueList cost_properties;
+  // Serialized xla.OpSharding protos (Shardings extension); empty for a
+  // program of one partition.
+  std::vector<const char*> parameter_shardings;
+  std::vector<size_t> parameter_sharding_sizes;
+  std::vector<const char*> output_shardings;
+  std::vector<size_t> output_sharding_sizes;
 };
 
 }  // namespace kiln::pjrt

@@ -6,6 +6,8 @@
 
 #include "base/fingerprint.h"
 #include "compile/compiler.h"
+#include "compile/sharding.h"
+#include "compile/spmd_partition.h"
 #include "exec/executor.h"
 #include "exec/plan.h"
 #include "ir/printer.h"
@@ -192,56 +194,6 @@ StatusOr<MemoryKind> MemoryKindOf(const ir::Attribute& attrs,
   return *parsed;
 }
 
-// Whether a value's sharding annotation splits it across partitions:
-// `mhlo.sharding` other than "{replicated}", or a Shardy sharding that
-// names a mesh axis for some dimension (`[{"x"}, {}]`; replicated is
-// `[{}, {}]`).
-bool IsSharded(const ir::Attribute& attrs) {
-  if (!attrs.is(ir::AttrKind::kDictionary)) return false;
-  ir::Attribute gspmd = attrs.Get("mhlo.sharding");
-  if (gspmd.is(ir::AttrKind::kString)) {
-    std::string text;
-    for (char c : gspmd.string_value()) {
-      if (c != ' ') text.push_back(c);
-    }
-    if (text != "{replicated}") return true;
-  }
-  ir::Attribute shardy = attrs.Get("sdy.sharding");
-  if (shardy) {
-    std::string text = shardy.ToString();
-    size_t dims = text.find('[');
-    if (dims != std::string::npos &&
-        text.find("{\"", dims) != std::string::npos) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// A program split over partitions needs an SPMD partitioner to turn its
-// global shapes into each device's shard; Kiln has none yet, so only
-// programs whose entry values are all replicated can run partitioned.
-Status CheckNotSharded(const ir::Operation& entry, int num_partitions) {
-  if (num_partitions <= 1) return OkStatus();
-  const ir::Block& body = ir::func::Body(entry);
-  const ir::Operation* terminator = body.terminator();
-  const int results = terminator == nullptr ? 0 : terminator->num_operands();
-  for (bool arguments : {true, false}) {
-    for (int i = 0; i < (arguments ? body.num_arguments() : results); ++i) {
-      ir::Attribute attrs = arguments ? ir::func::ArgAttrs(entry, i)
-                                      : ir::func::ResultAttrs(entry, i);
-      if (!IsSharded(attrs)) continue;
-      return UnimplementedError(
-          arguments ? "argument " : "result ", i, " of @",
-          ir::func::Name(entry), " is sharded across the program's ",
-          num_partitions,
-          " partitions; Kiln has no SPMD partitioner yet (replicated "
-          "values run on every partition)");
-    }
-  }
-  return OkStatus();
-}
-
 bool UsesProcessIds(const ir::Module& module) {
   bool uses = false;
   module.op().Walk([&](ir::Operation& op) {
@@ -374,19 +326,48 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
   }
   std::string name = module->name();
   executable->name_ = name.empty() ? "main" : name;
-  RETURN_IF_ERROR(CheckNotSharded(*entry, spec.num_partitions));
+  // A program with shardings is partitioned: each partition gets its own
+  // program over its tiles (see compile/spmd_partition.h).
+  ASSIGN_OR_RETURN(bool partitioned,
+                   compile::NeedsPartitioning(*module, spec.num_partitions));
+  if (spec.num_partitions > 1) {
+    ASSIGN_OR_RETURN(compile::EntryLayouts layouts,
+                     compile::ReadEntryLayouts(*module, spec.num_partitions));
+    auto serialize = [](const std::optional<compile::TileLayout>& layout) {
+      return compile::SerializeOpSharding(layout ? *layout
+                                                 : compile::TileLayout{});
+    };
+    for (const auto& layout : layouts.arguments) {
+      executable->parameter_shardings_.push_back(serialize(layout));
+    }
+    for (const auto& layout : layouts.results) {
+      executable->output_shardings_.push_back(serialize(layout));
+    }
+  }
 
-  // One plan per device position when the program asks which one it is.
+  // One plan per device position when the program asks which one it is or
+  // is partitioned.
   int positions = std::max<int>(1, static_cast<int>(ids.size()));
-  int plans = UsesProcessIds(*module) ? positions : 1;
+  int plans = partitioned || UsesProcessIds(*module) ? positions : 1;
   for (int position = 0; position < plans; ++position) {
     compile::CompileOptions options;
     options.position.num_replicas = spec.num_replicas;
     options.position.num_partitions = spec.num_partitions;
     options.position.replica_id = position / spec.num_partitions;
     options.position.partition_id = position % spec.num_partitions;
+    const ir::Module* program_of_position = module.get();
+    std::unique_ptr<ir::Module> partition;
+    if (partitioned) {
+      partition = module->Clone();
+      compile::PartitionTarget target;
+      target.partition_id = options.position.partition_id;
+      target.num_partitions = spec.num_partitions;
+      target.num_replicas = spec.num_replicas;
+      RETURN_IF_ERROR(compile::PartitionModule(*partition, target));
+      program_of_position = partition.get();
+    }
     ASSIGN_OR_RETURN(std::unique_ptr<exec::Plan> plan,
-                     compile::Compile(*module, options));
+                     compile::Compile(*program_of_position, options));
     executable->plans_.push_back(std::move(plan));
   }
   const exec::Plan& plan = *executable->plans_.front();

@@ -128,6 +128,14 @@ class Executable {
   const std::string& program_text() const { return program_text_; }
   const CostAnalysis& cost() const { return cost_; }
   const CompiledMemoryStats& memory_stats() const { return memory_stats_; }
+  // Serialized `xla.OpSharding` protos of the parameters and outputs of a
+  // partitioned program (empty for one that is not partitioned).
+  const std::vector<std::string>& parameter_shardings() const {
+    return parameter_shardings_;
+  }
+  const std::vector<std::string>& output_shardings() const {
+    return output_shardings_;
+  }
   // Whether executions run on the caller's thread when their arguments are
   // ready (see executable.cc).
   bool runs_inline() const { return runs_inline_; }
@@ -156,6 +164,8 @@ class Executable {
   std::vector<ValueInfo> parameters_;
   std::vector<ValueInfo> outputs_;
   std::vector<int> output_aliases_;
+  std::vector<std::string> parameter_shardings_;
+  std::vector<std::string> output_shardings_;
   // One plan per device position, or one shared by all.
   std::vector<std::shared_ptr<const exec::Plan>> plans_;
   uint64_t fingerprint_ = 0;

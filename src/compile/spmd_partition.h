@@ -1,0 +1,55 @@
+// SPMD partitioning: turns a program over global shapes, whose values carry
+// shardings (Shardy's `sdy.sharding` and `sdy.manual_computation`, or
+// GSPMD's `mhlo.sharding` and its shard/full-shape custom calls), into the
+// program one partition runs on its tiles.
+//
+// The strategy is the simple, always-correct one: a partition assembles
+// every sharded argument into its global value at entry (an all_gather over
+// the devices that hold one tile each), computes replicated, and slices its
+// own tile of every sharded result. A manual computation (`shard_map`) is
+// inlined: its operands are sliced to the partition's tile along the manual
+// axes, its body runs on the tiles with the collectives it has, and its
+// results are assembled again. Propagating shardings through ops, to compute
+// on tiles outside manual computations too, is the next step; the program a
+// partition runs is correct either way.
+#ifndef KILN_COMPILE_SPMD_PARTITION_H_
+#define KILN_COMPILE_SPMD_PARTITION_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "compile/sharding.h"
+#include "ir/operation.h"
+
+namespace kiln::compile {
+
+// Where the partitioned program runs.
+struct PartitionTarget {
+  int partition_id = 0;
+  int num_partitions = 1;
+  int num_replicas = 1;
+};
+
+// Whether `module` needs partitioning on `num_partitions` partitions: a
+// sharded entry argument or result, or a manual computation anywhere.
+StatusOr<bool> NeedsPartitioning(const ir::Module& module, int num_partitions);
+
+// The layouts of the entry function's arguments and results across
+// `num_partitions` partitions (nullopt: replicated or no sharding given).
+struct EntryLayouts {
+  std::vector<std::optional<TileLayout>> arguments;
+  std::vector<std::optional<TileLayout>> results;
+};
+StatusOr<EntryLayouts> ReadEntryLayouts(const ir::Module& module,
+                                        int num_partitions);
+
+// Rewrites `module` in place into the program of `target.partition_id`.
+// Unsupported shardings are refused with a message naming the value and the
+// sharding; nothing is partitioned half-way into wrong results.
+Status PartitionModule(ir::Module& module, const PartitionTarget& target);
+
+}  // namespace kiln::compile
+
+#endif  // KILN_COMPILE_SPMD_PARTITION_H_
