@@ -333,6 +333,11 @@ StatusOr<std::unique_ptr<ir::Operation>> Parser::ParseCustomOperation(
   }
   ir::OpCode code = ir::LookupOpCode(name);
   Advance();
+  if (name.rfind("sdy.", 0) == 0) {
+    ASSIGN_OR_RETURN(std::unique_ptr<ir::Operation> op,
+                     ParseShardyOp(name, start));
+    if (op != nullptr) return op;
+  }
   switch (code) {
     case ir::OpCode::kFunc:
       return ParseFuncOp(start);

@@ -445,11 +445,13 @@ StatusOr<ir::Type> Parser::ParseQuantizedTypeBody() {
 }
 
 StatusOr<std::string> Parser::ScanOpaqueBody() {
-  // The current token is '<' and the lexer stands just after it.
+  // The current token is '<' (or '[' or '{', for the bracketed bodies of
+  // other dialects' op forms) and the lexer stands just after it.
   const Token open = tok_;
   Lexer& lex = lexer_;
   size_t begin = lex.OffsetOf(open);
-  std::vector<char> stack = {'>'};
+  const char first = open.text.empty() ? '<' : open.text[0];
+  std::vector<char> stack = {first == '[' ? ']' : first == '{' ? '}' : '>'};
   while (!stack.empty()) {
     int c = lex.Peek();
     if (c < 0) {

@@ -238,6 +238,13 @@ class Parser {
   StatusOr<std::unique_ptr<ir::Operation>> ParseOptimizationBarrierOp(
       const Token& start);
   StatusOr<std::unique_ptr<ir::Operation>> ParseScanOp(const Token& start);
+  // The pretty forms of Shardy's ops (parse_shardy_ops.cc): sdy.mesh,
+  // sdy.sharding_constraint, sdy.reshard, sdy.manual_computation and
+  // sdy.return. Null when `name` is none of them.
+  StatusOr<std::unique_ptr<ir::Operation>> ParseShardyOp(
+      const std::string& name, const Token& start);
+  // A bracketed dialect body (`<...>`, `[...]` or `{...}`) as text.
+  StatusOr<std::string> ScanBracketedText(std::string_view what);
 
   // ---- File-level sections (parse_ops.cc).
   Status ParseAliasDefinition();
