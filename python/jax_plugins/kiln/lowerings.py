@@ -1,5 +1,6 @@
 """What JAX decides per platform, set for `kiln`: lowering rules, donation,
-cpu exports and the persistent compilation cache.
+cpu exports, per-platform choices (`lax.platform_dependent`) and the
+persistent compilation cache.
 
 JAX lowers most primitives with platform-independent rules, but some have
 rules only for named platforms (linear-algebra decompositions call LAPACK
@@ -55,6 +56,7 @@ def register() -> None:
 
     _register_cpu_exports()
     _register_compilation_cache()
+    _register_per_platform_choice()
     template = mlir._platform_specific_lowerings[_TEMPLATE]
     ours = mlir._platform_specific_lowerings[_PLATFORM]
     for primitive, entry in list(template.items()):
@@ -90,6 +92,49 @@ def _register_cpu_exports() -> None:
 
     mlir.register_lowering(_export.call_exported_p, lower_call_exported,
                            platform=_PLATFORM)
+
+
+def _register_per_platform_choice() -> None:
+    """Makes `lax.platform_dependent` take its `cpu` branch on `kiln` when no
+    branch names `kiln`.
+
+    JAX chooses the branch by the lowering platform's name, twice: the
+    `platform_index` primitive computes the branch number and `cond`
+    prunes the branches the platform cannot take. Kiln is a CPU backend
+    that runs what JAX lowers for `cpu` (its custom calls included), so a
+    program that asks for the `cpu` behaviour gets it on `kiln` too, rather
+    than the default branch or a missing-rule error. Both primitives get a
+    `kiln` rule that adds `kiln` beside `cpu` in the branches' platform
+    lists, then lowers as JAX does.
+    """
+    from jax._src.interpreters import mlir
+    from jax._src.lax.control_flow import conditionals
+
+    def with_kiln(platforms):
+        if platforms is None:
+            return None
+        if any(ps is not None and _PLATFORM in ps for ps in platforms):
+            return platforms
+        return tuple(ps + (_PLATFORM,) if ps is not None and _TEMPLATE in ps
+                     else ps for ps in platforms)
+
+    index_entry = mlir._lowerings[conditionals.platform_index_p]
+
+    def platform_index_rule(ctx, *args, platforms, **params):
+        return index_entry.rule(ctx, *args, platforms=with_kiln(platforms),
+                                **params)
+
+    cond_entry = mlir._lowerings[conditionals.cond_p]
+
+    def cond_rule(ctx, *args, **params):
+        if params.get("branches_platforms") is not None:
+            params["branches_platforms"] = with_kiln(params["branches_platforms"])
+        return cond_entry.rule(ctx, *args, **params)
+
+    mlir.register_lowering(conditionals.platform_index_p, platform_index_rule,
+                           platform=_PLATFORM, inline=index_entry.inline)
+    mlir.register_lowering(conditionals.cond_p, cond_rule, platform=_PLATFORM,
+                           inline=cond_entry.inline)
 
 
 def _register_compilation_cache() -> None:
