@@ -1,6 +1,9 @@
 #include "exec/executor.h"
 
 #include <cstring>
+#include <optional>
+
+#include "exec/float_mode.h"
 
 namespace kiln::exec {
 namespace {
@@ -57,6 +60,8 @@ StatusOr<std::vector<void*>> Execute(const Plan& plan,
                                 " arguments; ", arguments.size(),
                                 " were given");
   }
+  std::optional<ScopedFlushDenormals> flush_denormals;
+  if (options.flush_denormals) flush_denormals.emplace();
   RunContext ctx(plan.slots(), options);
   ASSIGN_OR_RETURN(ctx.arena_, AllocateAligned(plan.arena_bytes()));
   std::vector<void*> outputs(plan.outputs().size(), nullptr);

@@ -41,6 +41,11 @@ struct RunOptions {
   // When set and it becomes true, the run stops between steps (and between
   // loop iterations) with a CANCELLED error.
   const std::atomic<bool>* cancel = nullptr;
+  // Run with subnormals flushed to zero (inputs and results), as XLA:CPU
+  // runs programs: what the PJRT plugin does, so that frameworks see the
+  // numbers their CPU backend gives. Off: IEEE arithmetic, as the StableHLO
+  // spec and its interpreter define it (`kiln check`).
+  bool flush_denormals = false;
 };
 
 // Per-run state: the address of every slot, and the run's options.

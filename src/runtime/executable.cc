@@ -277,7 +277,9 @@ struct Run {
       pointers.push_back(storage ? storage->data() : nullptr);
     }
     StorageOutputs allocator(outputs);
-    return exec::Execute(*plan, pointers, allocator).status();
+    exec::RunOptions options;
+    options.flush_denormals = true;
+    return exec::Execute(*plan, pointers, allocator, options).status();
   }
 };
 
