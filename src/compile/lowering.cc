@@ -1,5 +1,7 @@
 #include "compile/lowering.h"
 
+#include "exec/kernels/run_time_error.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -10,6 +12,7 @@
 #include "exec/executor.h"
 #include "exec/kernels/copy.h"
 #include "exec/kernels/quantize.h"
+#include "exec/kernels/run_time_error.h"
 
 namespace kiln::compile {
 namespace {
@@ -510,6 +513,30 @@ Status Lowering::LowerOp(const ir::Operation& op) {
   return status;
 }
 
+Status Lowering::DeferCustomCallError(const ir::Operation& op,
+                                      size_t steps_before, Status error) {
+  exec::Region& region = *frames_.back().region;
+  if (region.steps.size() > steps_before) {
+    region.steps.resize(steps_before);
+  }
+  std::vector<SlotId> outputs;
+  for (int i = 0; i < op.num_results(); ++i) {
+    if (op.result(i)->type().IsToken()) {
+      SlotId token = NewToken();
+      Bind(op.result(i), token);
+      outputs.push_back(token);
+      continue;
+    }
+    StatusOr<SlotId> result = NewResult(op, i);
+    // Results of no static shape: the error cannot wait for run time.
+    if (!result.ok()) return error;
+    outputs.push_back(*result);
+  }
+  Emit(op, exec::MakeRunTimeErrorKernel(std::move(error)), {},
+       std::move(outputs), /*foldable=*/false);
+  return OkStatus();
+}
+
 Status Lowering::LowerOpNoLifetimes(const ir::Operation& op) {
   // Ops of other dialects and custom calls go through the registry, which
   // may also override any op by its name (test tooling does, for infeed).
@@ -554,8 +581,17 @@ Status Lowering::LowerOpNoLifetimes(const ir::Operation& op) {
       quantized |= HasQuantizedType(op.result(i)->type());
     }
   }
+  const size_t steps_before = frames_.back().region->steps.size();
   Status status =
       quantized ? LowerQuantizedThroughFloat(op, *fn) : (*fn)(*this, op);
+  if (!status.ok() && status.code() == StatusCode::kInvalidArgument &&
+      op.is(ir::OpCode::kCustomCall)) {
+    // A known target called with operands it cannot take: like XLA, which
+    // decodes FFI arguments when the call runs, the program compiles and
+    // the call fails if it is reached.
+    RETURN_IF_ERROR(DeferCustomCallError(op, steps_before, status));
+    status = OkStatus();
+  }
   if (!status.ok()) return status;
   for (int i = 0; i < op.num_results(); ++i) {
     if (!values_.count(op.result(i))) {
@@ -777,7 +813,8 @@ Status Lowering::LowerEntry(const ir::Operation& func,
         continue;
       }
       for (size_t leaf = 0; leaf < leaf_owner.size(); ++leaf) {
-        if (leaf_owner[leaf] == parameter.int_value() && !argument_taken[leaf]) {
+        if (leaf_owner[leaf] == parameter.int_value() &&
+            !argument_taken[leaf]) {
           aliases[output] = static_cast<int>(leaf);
           argument_taken[leaf] = true;
           break;

@@ -175,6 +175,10 @@ class Lowering {
   Status FoldIfConstant(size_t first_step);
   Status LowerQuantizedThroughFloat(const ir::Operation& op, const LowerFn& fn);
   Status LowerOpNoLifetimes(const ir::Operation& op);
+  // Replaces what a custom call emitted since `steps_before` with a step
+  // that fails with `error` when it runs, its results bound to fresh slots.
+  Status DeferCustomCallError(const ir::Operation& op, size_t steps_before,
+                              Status error);
 
   const ir::Module& module_;
   const CustomCallRegistry& custom_calls_;

@@ -452,35 +452,76 @@ class CompileTwoDevicesTest : public PluginTest {
   CompileTwoDevicesTest() : PluginTest(2) {}
 };
 
-TEST_F(CompileTwoDevicesTest, ShardedProgramsWithoutPartitionerAreRefused) {
+TEST_F(CompileTwoDevicesTest, ShardedProgramsArePartitioned) {
+  // x[i] + reverse(x)[i]: each partition holds half of x and half of the
+  // result, and the reverse needs the other half (an all_gather).
   constexpr char kSharded[] = R"mlir(
 module @jit_f attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
   func.func public @main(%arg0: tensor<4xf32> {mhlo.sharding = "{devices=[2]<=[2]}"}) -> (tensor<4xf32> {mhlo.sharding = "{devices=[2]<=[2]}"}) {
-    %0 = stablehlo.add %arg0, %arg0 : tensor<4xf32>
+    %r = stablehlo.reverse %arg0, dims = [0] : tensor<4xf32>
+    %0 = stablehlo.add %arg0, %r : tensor<4xf32>
     return %0 : tensor<4xf32>
   }
 }
 )mlir";
   // The same with Shardy's attributes (jax's default partitioner), its
-  // mesh op in the generic form.
+  // mesh op in the generic form; device order reversed.
   constexpr char kShardy[] = R"mlir(
 module @jit_f attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
-  "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2]>, sym_name = "mesh"}> : () -> ()
+  "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2], device_ids=[1, 0]>, sym_name = "mesh"}> : () -> ()
   func.func public @main(%arg0: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
-    %0 = stablehlo.add %arg0, %arg0 : tensor<4xf32>
+    %r = stablehlo.reverse %arg0, dims = [0] : tensor<4xf32>
+    %0 = stablehlo.add %arg0, %r : tensor<4xf32>
     return %0 : tensor<4xf32>
   }
 }
 )mlir";
-  for (const char* program : {kSharded, kShardy}) {
-    SCOPED_TRACE(program);
-    PJRT_LoadedExecutable* loaded = nullptr;
-    ErrorInfo info = TryCompile(program, JaxCompileOptions(1, 2), &loaded);
-    EXPECT_EQ(info.code, PJRT_Error_Code_UNIMPLEMENTED) << Describe(info);
-    EXPECT_TRUE(MentionsAny(info.message, {"shard", "partition"}));
-    EXPECT_EQ(loaded, nullptr);
-    if (loaded != nullptr) DestroyLoadedExecutable(loaded);
+  // x = [1, 2, 3, 4]: x + reverse(x) = [5, 5, 5, 5] scaled by position:
+  // use x = [1, 2, 4, 8] -> [9, 6, 6, 9].
+  struct Case {
+    const char* program;
+    std::vector<std::vector<float>> shards;  // per device
+  };
+  for (const Case& c :
+       {Case{kSharded, {{1, 2}, {4, 8}}}, Case{kShardy, {{4, 8}, {1, 2}}}}) {
+    SCOPED_TRACE(c.program);
+    PJRT_LoadedExecutable* loaded = Compile(c.program, JaxCompileOptions(1, 2));
+    ASSERT_NE(loaded, nullptr);
+    std::vector<PJRT_Device*> devices = Devices();
+    std::vector<std::vector<PJRT_Buffer*>> arguments = {
+        {UploadF32(c.shards[0], {2}, devices[0])},
+        {UploadF32(c.shards[1], {2}, devices[1])}};
+    ExecuteResult result = Execute(loaded, arguments);
+    ASSERT_EQ(result.error.code, PJRT_Error_Code_OK) << Describe(result.error);
+    for (int d = 0; d < 2; ++d) {
+      EXPECT_EQ(AwaitAndDestroy(result.events[d]).code, PJRT_Error_Code_OK);
+      // Both layouts give device d the same half of [9, 6, 6, 9] as of x.
+      std::vector<float> expected = c.shards[d][0] == 1
+                                        ? std::vector<float>{9, 6}
+                                        : std::vector<float>{6, 9};
+      EXPECT_EQ(DownloadF32(result.outputs[d][0]), expected);
+      DestroyBuffers(result.outputs[d]);
+      DestroyBuffers(arguments[d]);
+    }
+    DestroyLoadedExecutable(loaded);
   }
+}
+
+TEST_F(CompileTwoDevicesTest, UnevenShardingsAreRefused) {
+  constexpr char kUneven[] = R"mlir(
+module @jit_f attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<5xf32> {mhlo.sharding = "{devices=[2]<=[2]}"}) -> tensor<5xf32> {
+    return %arg0 : tensor<5xf32>
+  }
+}
+)mlir";
+  PJRT_LoadedExecutable* loaded = nullptr;
+  ErrorInfo info = TryCompile(kUneven, JaxCompileOptions(1, 2), &loaded);
+  EXPECT_EQ(info.code, PJRT_Error_Code_UNIMPLEMENTED) << Describe(info);
+  EXPECT_TRUE(MentionsAny(info.message, {"argument 0"}));
+  EXPECT_TRUE(MentionsAny(info.message, {"equal tiles"}));
+  EXPECT_EQ(loaded, nullptr);
+  if (loaded != nullptr) DestroyLoadedExecutable(loaded);
 }
 
 TEST_F(CompileTwoDevicesTest, ReplicatedShardingsRunOnEveryPartition) {
