@@ -39,9 +39,11 @@ struct CompileOptions {
   // results become constants). Off: every step runs at run time.
   bool fold_constants = true;
   // Where this plan runs among the program's replicas and partitions:
-  // replica_id and partition_id lower to these values. Collectives whose
-  // groups span more than one device answer UNIMPLEMENTED (Kiln does not
-  // exchange data between devices yet).
+  // replica_id and partition_id lower to these values. Collectives resolve
+  // their groups over all num_replicas x num_partitions participants, so
+  // the plan of any position serves every position of a program that does
+  // not read its ids; a run meets its peers through the communicator in
+  // exec::RunOptions.
   ProcessPosition position;
 };
 

@@ -22,6 +22,7 @@ void RegisterDotLowerings();            // lower_dot.cc
 void RegisterGatherScatterLowerings();  // lower_gather_scatter.cc
 void RegisterControlFlowLowerings();    // lower_control_flow.cc
 void RegisterMiscLowerings();           // lower_misc.cc
+void RegisterCollectiveLowerings();     // lower_collectives.cc
 void RegisterSortLowerings();           // lower_sort.cc
 
 // --- Shared helpers

@@ -1,5 +1,5 @@
-// Lowering of fft, random numbers, linear algebra and the one-device forms
-// of collectives.
+// Lowering of fft, random numbers, linear algebra, batch norm and the
+// process ids (collectives are in lower_collectives.cc).
 #include <cstring>
 
 #include "compile/lower_families.h"
@@ -175,70 +175,6 @@ Status LowerTriangularSolve(Lowering& lowering, const ir::Operation& op) {
   return OkStatus();
 }
 
-// The largest replica group of a collective. Without groups (or with an
-// empty list) every device of the program takes part.
-int64_t LargestGroup(const Lowering& lowering, const ir::Operation& op) {
-  const ProcessPosition& position = lowering.position();
-  int64_t devices = int64_t{position.num_replicas} * position.num_partitions;
-  ir::Attribute groups = op.GetAttr("replica_groups");
-  if (!groups.is(ir::AttrKind::kDenseElements)) return devices;
-  const ir::Type& type = groups.type();
-  if (type.rank() == 2 && type.dim(0) > 0) return type.dim(1);
-  return devices;
-}
-
-// A collective over one participant: its result is its operand (all_reduce
-// of one value, all_gather/all_to_all of one part, a broadcast from self).
-Status LowerCollectiveIdentity(Lowering& lowering, const ir::Operation& op) {
-  int64_t group = LargestGroup(lowering, op);
-  if (group > 1) {
-    return UnimplementedError(op.Describe(), ": needs ", group,
-                              " participants; Kiln runs this program on one "
-                              "device");
-  }
-  for (int i = 0; i < op.num_results(); ++i) {
-    ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, i));
-    ASSIGN_OR_RETURN(SlotId out,
-                     lowering.NewResult(op, i, lowering.shape(operand).dims));
-    lowering.EmitCopy(op, operand, out);
-  }
-  return OkStatus();
-}
-
-Status LowerCollectivePermute(Lowering& lowering, const ir::Operation& op) {
-  // Each device receives from the pair that targets it, zeros when none
-  // does (spec: collective_permute). Only pairs from a device to itself
-  // can run without exchanging data between devices.
-  ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, 0));
-  ASSIGN_OR_RETURN(std::vector<int64_t> pairs,
-                   IntsAttr(op, "source_target_pairs", std::vector<int64_t>{}));
-  const ProcessPosition& position = lowering.position();
-  // Replica ids within a partition, or partition ids in SPMD programs.
-  int64_t me = position.num_partitions > 1 ? position.partition_id
-                                           : position.replica_id;
-  bool self = false;
-  for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
-    if (pairs[i] != pairs[i + 1]) {
-      return UnimplementedError(op.Describe(), ": sends from process ",
-                                pairs[i], " to ", pairs[i + 1],
-                                "; Kiln does not exchange data between "
-                                "devices yet");
-    }
-    self |= pairs[i] == me;
-  }
-  ArrayShape shape = lowering.shape(operand);
-  if (self) {
-    ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, 0, shape.dims));
-    lowering.EmitCopy(op, operand, out);
-    return OkStatus();
-  }
-  ASSIGN_OR_RETURN(
-      SlotId zeros,
-      lowering.NewConstant(shape, std::string(shape.byte_size(), '\0')));
-  lowering.Bind(op.result(0), zeros);
-  return OkStatus();
-}
-
 // replica_id / partition_id: the position the plan is compiled for (a
 // ui32 scalar).
 Status LowerProcessId(Lowering& lowering, const ir::Operation& op) {
@@ -323,12 +259,6 @@ void RegisterMiscLowerings() {
   RegisterLowering(OpCode::kRng, LowerRng);
   RegisterLowering(OpCode::kCholesky, LowerCholesky);
   RegisterLowering(OpCode::kTriangularSolve, LowerTriangularSolve);
-  for (OpCode code : {OpCode::kAllReduce, OpCode::kAllGather, OpCode::kAllToAll,
-                      OpCode::kReduceScatter, OpCode::kCollectiveBroadcast,
-                      OpCode::kCollectiveReduce}) {
-    RegisterLowering(code, LowerCollectiveIdentity);
-  }
-  RegisterLowering(OpCode::kCollectivePermute, LowerCollectivePermute);
   RegisterLowering(OpCode::kReplicaId, LowerProcessId);
   RegisterLowering(OpCode::kPartitionId, LowerProcessId);
   for (OpCode code :

@@ -15,6 +15,7 @@ void RegisterAllLowerings() {
   RegisterGatherScatterLowerings();
   RegisterControlFlowLowerings();
   RegisterMiscLowerings();
+  RegisterCollectiveLowerings();
   RegisterSortLowerings();
 }
 

@@ -895,6 +895,7 @@ Status Lowering::LowerEntry(const ir::Operation& func,
 }
 
 Status Lowering::Finish() {
+  plan_.set_num_collectives(next_collective_id_);
   std::vector<BufferRequest> requests;
   std::vector<SlotId> ids;
   for (size_t id = 0; id < plan_.slots().size(); ++id) {

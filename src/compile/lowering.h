@@ -157,6 +157,11 @@ class Lowering {
   void set_position(const ProcessPosition& position) { position_ = position; }
   const ProcessPosition& position() const { return position_; }
   const CustomCallRegistry& custom_calls() const { return custom_calls_; }
+  // A fresh id for a collective step. Collectives are numbered in the
+  // order they are lowered, which is the same in the plan of every
+  // position, so participants running different plans of one program
+  // agree on which step they meet at.
+  int64_t NewCollectiveId() { return next_collective_id_++; }
   // The number of steps emitted so far.
   int64_t step_count() const { return counter_; }
 
@@ -191,6 +196,7 @@ class Lowering {
   std::vector<int64_t> last_use_;   // per slot
   std::vector<SlotId> alias_root_;  // per slot: the slot owning its memory
   int64_t counter_ = 0;
+  int64_t next_collective_id_ = 0;
   // Index of the first step of the op being lowered.
   int64_t op_start_ = 0;
   // Whether the op being lowered has lowered a region so far.

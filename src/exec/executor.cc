@@ -55,6 +55,8 @@ StatusOr<std::vector<void*>> Execute(const Plan& plan,
                                      std::span<const void* const> arguments,
                                      OutputAllocator& allocator,
                                      const RunOptions& options) {
+  // A local class has the access of its function (a friend of RunContext).
+  auto run = [&]() -> StatusOr<std::vector<void*>> {
   if (arguments.size() != plan.arguments().size()) {
     return InvalidArgumentError("the program takes ", plan.arguments().size(),
                                 " arguments; ", arguments.size(),
@@ -102,6 +104,16 @@ StatusOr<std::vector<void*>> Execute(const Plan& plan,
     ctx.slots_[id] = address;
   }
   RETURN_IF_ERROR(ctx.RunRegion(plan.main()));
+  return outputs;
+  };
+  auto outputs = run();
+  if (options.communicator != nullptr) {
+    if (outputs.ok()) {
+      options.communicator->Finish(options.participant);
+    } else {
+      options.communicator->Abort(options.participant, outputs.status());
+    }
+  }
   return outputs;
 }
 

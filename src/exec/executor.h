@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "exec/collectives.h"
 #include "exec/plan.h"
 
 namespace kiln::exec {
@@ -46,6 +47,13 @@ struct RunOptions {
   // numbers their CPU backend gives. Off: IEEE arithmetic, as the StableHLO
   // spec and its interpreter define it (`kiln check`).
   bool flush_denormals = false;
+  // The launch this run takes part in (exec/collectives.h), and the run's
+  // flattened id there (replica_id * num_partitions + partition_id). Null
+  // for a run on its own: its collectives must then have one participant.
+  // Execute aborts the communicator when the run fails and marks the
+  // participant finished when it succeeds.
+  Communicator* communicator = nullptr;
+  int participant = 0;
 };
 
 // Per-run state: the address of every slot, and the run's options.
@@ -73,6 +81,12 @@ class RunContext {
            options_.cancel->load(std::memory_order_relaxed);
   }
   Status CancelledStatus() const;
+  const std::atomic<bool>* cancel_flag() const { return options_.cancel; }
+
+  // The run's communicator (null when it runs alone) and its participant
+  // id.
+  Communicator* communicator() const { return options_.communicator; }
+  int participant() const { return options_.participant; }
 
   // Runs every step of `region` in order (its params must be written).
   Status RunRegion(const Region& region);

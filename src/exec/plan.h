@@ -130,6 +130,9 @@ class Plan {
   const std::vector<AlignedBuffer>& constants() const { return constants_; }
   // Number of steps, nested regions included.
   int64_t num_steps() const { return num_steps_; }
+  // Number of collective ops whose steps meet peers (exec/collectives.h);
+  // 0 when the plan runs alone.
+  int64_t num_collectives() const { return num_collectives_; }
 
   // Builder access, used by compile/.
   Region& mutable_main() { return main_; }
@@ -140,6 +143,7 @@ class Plan {
   std::vector<AlignedBuffer>& mutable_constants() { return constants_; }
   void set_arena_bytes(int64_t bytes) { arena_bytes_ = bytes; }
   void set_num_steps(int64_t steps) { num_steps_ = steps; }
+  void set_num_collectives(int64_t count) { num_collectives_ = count; }
 
  private:
   Region main_;
@@ -150,6 +154,7 @@ class Plan {
   std::vector<AlignedBuffer> constants_;
   int64_t arena_bytes_ = 0;
   int64_t num_steps_ = 0;
+  int64_t num_collectives_ = 0;
 };
 
 }  // namespace kiln::exec

@@ -30,6 +30,15 @@ StatusOr<CreateOptions> ParseCreateOptions(
                                     runtime::kMaxDevices);
       }
       result.client.device_count = static_cast<int>(count);
+    } else if (option.name == "collective_timeout_seconds") {
+      // How long a collective waits for the other devices of its launch.
+      ASSIGN_OR_RETURN(double seconds, NumberOption(option));
+      if (!(seconds > 0) || seconds > 1e9) {
+        return InvalidArgumentError(
+            "PJRT_Client_Create: collective_timeout_seconds is ", seconds,
+            "; it must be a positive number of seconds");
+      }
+      result.client.collective_timeout_seconds = seconds;
     } else if (option.name == "kiln_host_callback_trampoline") {
       // The address of the host's callback trampoline (exec/kernels/
       // host_callback.h), set by Kiln's Python package. One per process.

@@ -1,6 +1,7 @@
 // PJRT_LoadedExecutable_Execute: checks every device's arguments, then
-// starts one runtime execution per device and hands out the output buffers
-// and completion events at once.
+// starts the executions (one launch of every device, or the one device
+// named by execute_device) and hands out the output buffers and completion
+// events at once.
 #include <set>
 
 #include "pjrt/args.h"
@@ -12,10 +13,16 @@ namespace {
 
 // The execute options Kiln honors, read from what the caller's struct
 // holds; options Kiln cannot honor are errors, not silently dropped.
-StatusOr<std::set<int>> ReadExecuteOptions(const PJRT_ExecuteOptions* options,
-                                           size_t num_args) {
+struct ExecuteOptions {
   std::set<int> non_donatable;
-  if (options == nullptr) return non_donatable;
+  int64_t launch_id = 0;
+};
+
+StatusOr<ExecuteOptions> ReadExecuteOptions(const PJRT_ExecuteOptions* options,
+                                            size_t num_args) {
+  ExecuteOptions result;
+  std::set<int>& non_donatable = result.non_donatable;
+  if (options == nullptr) return result;
   RETURN_IF_ERROR(CheckStruct(
       options, PJRT_STRUCT_SIZE(PJRT_ExecuteOptions, launch_id),
       "PJRT_LoadedExecutable_Execute_Args.options"));
@@ -25,8 +32,10 @@ StatusOr<std::set<int>> ReadExecuteOptions(const PJRT_ExecuteOptions* options,
         " send, ", options->num_recv_ops,
         " recv) are not supported: Kiln programs cannot use host channels");
   }
-  // launch_id pairs up the executions of one multi-device launch; Kiln
-  // starts all of a launch's executions in one call, so it needs none.
+  // launch_id pairs up the executions of one multi-device launch started
+  // one device at a time (execute_device set): those of a program with
+  // collectives meet in one communicator.
+  result.launch_id = options->launch_id;
   if (KILN_PJRT_HAS_FIELD(options, PJRT_ExecuteOptions,
                           num_non_donatable_input_indices) &&
       options->num_non_donatable_input_indices > 0) {
@@ -74,7 +83,7 @@ StatusOr<std::set<int>> ReadExecuteOptions(const PJRT_ExecuteOptions* options,
     return UnimplementedError(
         "PJRT_ExecuteOptions.hlo_output_callbacks are not supported");
   }
-  return non_donatable;
+  return result;
 }
 
 }  // namespace
@@ -94,7 +103,7 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(
     }
     const runtime::Executable& executable = *loaded->state->executable;
     PJRT_Client* client = loaded->client;
-    ASSIGN_OR_RETURN(std::set<int> non_donatable,
+    ASSIGN_OR_RETURN(ExecuteOptions options,
                      ReadExecuteOptions(args->options, args->num_args));
 
     // Which devices: one named device, or every device of the assignment.
@@ -149,7 +158,8 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(
       } else {
         request.position = static_cast<int>(d);
       }
-      request.non_donatable = non_donatable;
+      request.non_donatable = options.non_donatable;
+      request.launch_id = options.launch_id;
       if (num_args > 0 && args->argument_lists[d] == nullptr) {
         return InvalidArgumentError(
             "PJRT_LoadedExecutable_Execute_Args.argument_lists[", d,
@@ -173,17 +183,18 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(
     }
 
     std::vector<runtime::ExecuteResult> results;
-    results.reserve(num_devices);
-    for (size_t d = 0; d < num_devices; ++d) {
-      auto result = executable.Execute(std::move(requests[d]));
-      if (!result.ok()) {
-        // Only a race (a buffer deleted since the check) or running out of
-        // memory gets here; executions already started finish on their
-        // own and their outputs are dropped.
-        return result.status().WithContext(
-            StrCat("PJRT_LoadedExecutable_Execute (device ", d, ")"));
+    if (execute_device != nullptr) {
+      ASSIGN_OR_RETURN(runtime::ExecuteResult result,
+                       executable.Execute(std::move(requests[0])));
+      results.push_back(std::move(result));
+    } else {
+      // Only a race (a buffer deleted since the check) or running out of
+      // memory fails here; nothing has started then.
+      auto launched = executable.ExecuteLaunch(std::move(requests));
+      if (!launched.ok()) {
+        return launched.status().WithContext("PJRT_LoadedExecutable_Execute");
       }
-      results.push_back(std::move(result).value());
+      results = std::move(launched).value();
     }
     for (size_t d = 0; d < num_devices; ++d) {
       for (size_t i = 0; i < num_outputs; ++i) {

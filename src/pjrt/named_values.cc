@@ -1,5 +1,7 @@
 #include "pjrt/named_values.h"
 
+#include <cstdlib>
+
 #include "pjrt/args.h"
 
 namespace kiln::pjrt {
@@ -151,6 +153,24 @@ StatusOr<int64_t> IntegerOption(const NamedValue& option) {
   }
   return InvalidArgumentError("option ", option.ToString(),
                               " must be an int64 or a numeric string");
+}
+
+StatusOr<double> NumberOption(const NamedValue& option) {
+  if (const auto* i = std::get_if<int64_t>(&option.value)) {
+    return static_cast<double>(*i);
+  }
+  if (const auto* f = std::get_if<float>(&option.value)) return *f;
+  if (const auto* s = std::get_if<std::string>(&option.value)) {
+    std::string text(StripWhitespace(*s));
+    char* end = nullptr;
+    double value = std::strtod(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size()) return value;
+    return InvalidArgumentError("option ", option.ToString(),
+                                " is not a number");
+  }
+  return InvalidArgumentError("option ", option.ToString(),
+                              " must be an int64, a float or a numeric "
+                              "string");
 }
 
 }  // namespace kiln::pjrt

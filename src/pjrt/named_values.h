@@ -61,6 +61,10 @@ StatusOr<std::vector<NamedValue>> ReadNamedValues(const PJRT_NamedValue* values,
 // integer (frameworks that pass options as text send numbers that way).
 StatusOr<int64_t> IntegerOption(const NamedValue& option);
 
+// The value of a numeric option: int64, float, or a string holding a
+// decimal number.
+StatusOr<double> NumberOption(const NamedValue& option);
+
 }  // namespace kiln::pjrt
 
 #endif  // KILN_PJRT_NAMED_VALUES_H_

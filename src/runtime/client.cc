@@ -1,5 +1,9 @@
 #include "runtime/client.h"
 
+#include <cmath>
+
+#include "exec/collectives.h"
+
 #ifndef KILN_VERSION_STRING
 #define KILN_VERSION_STRING "0.0.0"
 #endif
@@ -8,8 +12,18 @@ namespace kiln::runtime {
 
 StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options) {
   ASSIGN_OR_RETURN(Topology topology, Topology::ForCpu(options.device_count));
+  const double timeout = options.collective_timeout_seconds;
+  if (!(timeout >= 0) || timeout > 1e9) {
+    return InvalidArgumentError("the collective timeout is ", timeout,
+                                " s; it must be between 0 (the default) and "
+                                "1e9 s");
+  }
   std::unique_ptr<Client> client(new Client());
   client->topology_ = std::move(topology);
+  client->collective_timeout_ =
+      timeout > 0 ? std::chrono::milliseconds(
+                        std::max<int64_t>(1, std::llround(timeout * 1000)))
+                  : exec::Communicator::DefaultTimeout();
   for (int id = 0; id < options.device_count; ++id) {
     client->devices_.push_back(std::make_unique<Device>(
         id, client->process_index(), id * kNumMemoryKinds));

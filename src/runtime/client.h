@@ -3,6 +3,7 @@
 #ifndef KILN_RUNTIME_CLIENT_H_
 #define KILN_RUNTIME_CLIENT_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@ inline constexpr int kMaxDevices = 1024;
 
 struct ClientOptions {
   int device_count = 1;
+  // How long a participant of a multi-device launch waits at a collective
+  // for its peers before the launch fails with DEADLINE_EXCEEDED. 0: the
+  // environment's KILN_COLLECTIVE_TIMEOUT_S, else 300 s.
+  double collective_timeout_seconds = 0;
 };
 
 class Client {
@@ -37,6 +42,10 @@ class Client {
   static const std::string& PlatformVersion();
 
   int process_index() const { return 0; }
+  // How long collectives wait for peers (ClientOptions).
+  std::chrono::milliseconds collective_timeout() const {
+    return collective_timeout_;
+  }
   // The topology of this client's devices.
   const Topology& topology() const { return topology_; }
 
@@ -63,6 +72,7 @@ class Client {
   Client() = default;
 
   Topology topology_;
+  std::chrono::milliseconds collective_timeout_{0};
   std::vector<std::unique_ptr<Device>> devices_;
   std::vector<Device*> device_pointers_;
   std::vector<MemorySpace*> memory_spaces_;

@@ -12,8 +12,10 @@
 #include "exec/plan.h"
 #include "ir/printer.h"
 #include "parse/parse.h"
+#include "exec/collectives.h"
 #include "runtime/device.h"
 #include "runtime/storage.h"
+#include "runtime/work_queue.h"
 
 namespace kiln::runtime {
 namespace {
@@ -269,6 +271,10 @@ struct Run {
   std::vector<std::shared_ptr<Storage>> arguments;  // null for tokens
   std::vector<std::shared_ptr<Storage>> outputs;
   std::shared_ptr<Event> done;
+  // The launch's communicator (null for a run on its own) and the run's
+  // participant id there.
+  std::shared_ptr<exec::Communicator> communicator;
+  int participant = 0;
 
   Status Execute() const {
     std::vector<const void*> pointers;
@@ -279,6 +285,8 @@ struct Run {
     StorageOutputs allocator(outputs);
     exec::RunOptions options;
     options.flush_denormals = true;
+    options.communicator = communicator.get();
+    options.participant = participant;
     return exec::Execute(*plan, pointers, allocator, options).status();
   }
 };
@@ -300,6 +308,85 @@ void Finish(std::shared_ptr<Run> run) {
   // done (a waiter may be the last user of borrowed host memory).
   run.reset();
   done->Set(std::move(status)).IgnoreError();
+}
+
+// Ends a run that never started with `status`.
+void Fail(std::shared_ptr<Run> run, const Status& status) {
+  std::shared_ptr<Event> done = std::move(run->done);
+  run.reset();
+  done->Set(status).IgnoreError();
+}
+
+// Held while the participants of one launch go on their queues, so that
+// all queues see launches in one order.
+std::mutex& LaunchOrderMutex() {
+  static std::mutex* mutex = new std::mutex();
+  return *mutex;
+}
+
+}  // namespace
+
+// One execution ready to start: its run, where it goes, and when its
+// inputs are ready.
+struct Executable::Prepared {
+  std::shared_ptr<Run> run;
+  std::shared_ptr<WorkQueue> queue;
+  std::shared_ptr<Event> inputs_ready;
+  int position = 0;
+  ExecuteResult result;
+};
+
+// The participants of a launch that joins one device at a time.
+struct Executable::PendingLaunch {
+  std::vector<std::unique_ptr<Prepared>> members;  // by position
+  size_t joined = 0;
+};
+
+namespace {
+
+// Starts the participants of one launch (one per position, in order) once
+// all their inputs are ready: together, under LaunchOrderMutex. When some
+// participant's inputs failed, none runs: that participant reports its
+// inputs' error and the others name it.
+template <typename Member>
+void StartLaunch(std::vector<std::unique_ptr<Member>> members,
+                 std::chrono::milliseconds timeout) {
+  auto communicator = std::make_shared<exec::Communicator>(
+      static_cast<int>(members.size()), timeout);
+  std::vector<std::shared_ptr<Event>> ready;
+  for (auto& member : members) {
+    member->run->communicator = communicator;
+    ready.push_back(member->inputs_ready);
+  }
+  std::shared_ptr<Event> all_ready = Event::AfterAll(ready);
+  // Shared: event callbacks are copyable.
+  auto launch =
+      std::make_shared<std::vector<std::unique_ptr<Member>>>(std::move(members));
+  all_ready->OnReady([launch, communicator](const Status& status) {
+    std::vector<std::unique_ptr<Member>>& members = *launch;
+    if (!status.ok()) {
+      size_t failed = 0;
+      while (failed < members.size() &&
+             members[failed]->inputs_ready->status().ok()) {
+        ++failed;
+      }
+      communicator->Abort(static_cast<int>(failed), status);
+      for (size_t i = 0; i < members.size(); ++i) {
+        Fail(std::move(members[i]->run),
+             i == failed ? status
+                         : AbortedError("participant ", failed,
+                                        " of the launch could not start: ",
+                                        status.ToString()));
+      }
+      return;
+    }
+    std::lock_guard<std::mutex> lock(LaunchOrderMutex());
+    for (auto& member : members) {
+      member->queue->Enqueue([run = std::move(member->run)]() mutable {
+        Finish(std::move(run));
+      });
+    }
+  });
 }
 
 }  // namespace
@@ -417,7 +504,13 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
   executable->fingerprint_ = fingerprint;
 
   executable->cost_ = EstimateCost(*module);
-  executable->runs_inline_ = executable->cost_.flops < kInlineFlopLimit;
+  executable->has_collectives_ =
+      executable->devices_.size() > 1 && plan.num_collectives() > 0;
+  executable->collective_timeout_ = client.collective_timeout();
+  // Participants of a launch wait for each other: never on the caller's
+  // thread.
+  executable->runs_inline_ = executable->cost_.flops < kInlineFlopLimit &&
+                             !executable->has_collectives_;
 
   CompiledMemoryStats& stats = executable->memory_stats_;
   for (const ValueInfo& info : executable->parameters_) {
@@ -447,6 +540,7 @@ StatusOr<Executable::Target> Executable::Resolve(
                                   devices_.size(), " devices");
     }
     target.device = devices_[request.position];
+    target.position = request.position;
     if (plans_.size() > 1) target.plan = request.position;
   } else if (target.device == nullptr) {
     return InvalidArgumentError("no device to execute on");
@@ -460,6 +554,7 @@ StatusOr<Executable::Target> Executable::Resolve(
                                   " devices of the executable's assignment");
     }
     size_t position = static_cast<size_t>(it - devices_.begin());
+    target.position = static_cast<int>(position);
     if (plans_.size() > 1) target.plan = position;
   }
   return target;
@@ -523,7 +618,8 @@ Status Executable::CheckRequest(const ExecuteRequest& request) const {
   return OkStatus();
 }
 
-StatusOr<ExecuteResult> Executable::Execute(ExecuteRequest request) const {
+StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
+    ExecuteRequest request) const {
   RETURN_IF_ERROR(CheckRequest(request));
   ASSIGN_OR_RETURN(Target target, Resolve(request));
   Device* device = target.device;
@@ -542,6 +638,7 @@ StatusOr<ExecuteResult> Executable::Execute(ExecuteRequest request) const {
 
   auto run = std::make_shared<Run>();
   run->plan = plan;
+  run->participant = target.position;
   run->arguments.resize(count);
   std::vector<std::shared_ptr<Event>> ready;
   ready.reserve(count);
@@ -581,33 +678,123 @@ StatusOr<ExecuteResult> Executable::Execute(ExecuteRequest request) const {
         Storage::Allocate(outputs_[i].shape.byte_size(), device->counters()));
   }
 
-  ExecuteResult result;
-  result.done = Event::Create();
-  run->done = result.done;
+  auto prepared = std::make_unique<Prepared>();
+  prepared->result.done = Event::Create();
+  run->done = prepared->result.done;
   for (size_t i = 0; i < outputs_.size(); ++i) {
-    result.outputs.push_back(Buffer::Create(
+    prepared->result.outputs.push_back(Buffer::Create(
         outputs_[i].shape, device->memory_space(outputs_[i].memory_kind),
-        run->outputs[i], result.done));
+        run->outputs[i], prepared->result.done));
   }
+  prepared->run = std::move(run);
+  prepared->queue = device->queue();
+  prepared->inputs_ready = Event::AfterAll(ready);
+  prepared->position = target.position;
+  return prepared;
+}
 
-  std::shared_ptr<Event> inputs_ready = Event::AfterAll(ready);
-  if (runs_inline_ && inputs_ready->IsReady() && inputs_ready->status().ok()) {
+namespace {
+
+// Starts a run that meets no peers: inline when it is small and its inputs
+// are ready, else on its device's queue when they are.
+void StartAlone(std::shared_ptr<Run> run, std::shared_ptr<WorkQueue> queue,
+                std::shared_ptr<Event> inputs_ready, bool runs_inline) {
+  if (runs_inline && inputs_ready->IsReady() && inputs_ready->status().ok()) {
     Finish(std::move(run));
-    return result;
+    return;
   }
-  std::shared_ptr<WorkQueue> queue = device->queue();
   inputs_ready->OnReady([run = std::move(run), queue = std::move(queue)](
                             const Status& status) mutable {
     if (!status.ok()) {
-      std::shared_ptr<Event> done = std::move(run->done);
-      run.reset();
-      done->Set(status).IgnoreError();
+      Fail(std::move(run), status);
       return;
     }
     queue->Enqueue(
         [run = std::move(run)]() mutable { Finish(std::move(run)); });
   });
+}
+
+}  // namespace
+
+Status Executable::JoinLaunch(int64_t launch_id,
+                              std::unique_ptr<Prepared> prepared) const {
+  std::vector<std::unique_ptr<Prepared>> members;
+  {
+    std::lock_guard<std::mutex> lock(launches_mutex_);
+    std::shared_ptr<PendingLaunch>& pending = launches_[launch_id];
+    if (pending == nullptr) {
+      pending = std::make_shared<PendingLaunch>();
+      pending->members.resize(devices_.size());
+    }
+    const int position = prepared->position;
+    if (pending->members[position] != nullptr) {
+      return InvalidArgumentError(
+          "device position ", position, " (", devices_[position]->debug_string(),
+          ") already joined launch ", launch_id,
+          " of this executable; each device joins a launch once");
+    }
+    pending->members[position] = std::move(prepared);
+    if (++pending->joined < devices_.size()) return OkStatus();
+    members = std::move(pending->members);
+    launches_.erase(launch_id);
+  }
+  StartLaunch(std::move(members), collective_timeout_);
+  return OkStatus();
+}
+
+StatusOr<ExecuteResult> Executable::Execute(ExecuteRequest request) const {
+  const int64_t launch_id = request.launch_id;
+  ASSIGN_OR_RETURN(std::unique_ptr<Prepared> prepared,
+                   Prepare(std::move(request)));
+  ExecuteResult result = prepared->result;
+  if (has_collectives_) {
+    RETURN_IF_ERROR(JoinLaunch(launch_id, std::move(prepared)));
+    return result;
+  }
+  StartAlone(std::move(prepared->run), std::move(prepared->queue),
+             std::move(prepared->inputs_ready), runs_inline_);
   return result;
+}
+
+StatusOr<std::vector<ExecuteResult>> Executable::ExecuteLaunch(
+    std::vector<ExecuteRequest> requests) const {
+  std::vector<std::unique_ptr<Prepared>> prepared;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto one = Prepare(std::move(requests[i]));
+    if (!one.ok()) {
+      // Nothing has started: the prepared runs are dropped unstarted.
+      return one.status().WithContext(StrCat("execution ", i));
+    }
+    prepared.push_back(std::move(one).value());
+  }
+  std::vector<ExecuteResult> results;
+  for (const auto& one : prepared) results.push_back(one->result);
+  if (!has_collectives_) {
+    for (auto& one : prepared) {
+      StartAlone(std::move(one->run), std::move(one->queue),
+                 std::move(one->inputs_ready), runs_inline_);
+    }
+    return results;
+  }
+  std::vector<std::unique_ptr<Prepared>> members(devices_.size());
+  for (auto& one : prepared) {
+    const int position = one->position;
+    if (members[position] != nullptr) {
+      return InvalidArgumentError("device position ", position,
+                                  " is given twice in one launch");
+    }
+    members[position] = std::move(one);
+  }
+  for (size_t position = 0; position < members.size(); ++position) {
+    if (members[position] == nullptr) {
+      return InvalidArgumentError(
+          "the program's collectives need all ", devices_.size(),
+          " device positions in one launch; position ", position,
+          " is missing");
+    }
+  }
+  StartLaunch(std::move(members), collective_timeout_);
+  return results;
 }
 
 }  // namespace kiln::runtime

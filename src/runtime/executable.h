@@ -13,11 +13,25 @@
 // failed, so whoever reads an output learns of the failure. Programs too
 // small to be worth a hand-off run on the calling thread instead (see
 // `runs_inline`).
+//
+// A program whose collectives span several devices runs as a launch: one
+// participant per device position, all sharing one exec::Communicator.
+// Its participants never run inline, and they go on their device queues
+// together, in one critical section shared by all launches, once every
+// participant's inputs are ready: every queue then sees launches in the
+// same order, so two launches on the same devices cannot each hold a
+// queue the other waits for. A launch starts either from ExecuteLaunch
+// (every position at once) or from one Execute per device with the same
+// `launch_id` (PyTorch/XLA's way); the launch starts when its last
+// participant joins.
 #ifndef KILN_RUNTIME_EXECUTABLE_H_
 #define KILN_RUNTIME_EXECUTABLE_H_
 
+#include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -86,6 +100,9 @@ struct ExecuteRequest {
   // Arguments whose buffers must not be donated even where the program
   // aliases them to an output.
   std::set<int> non_donatable;
+  // PJRT_ExecuteOptions.launch_id: for a program with collectives started
+  // one device at a time, the executions with the same id form one launch.
+  int64_t launch_id = 0;
 };
 
 struct ExecuteResult {
@@ -140,10 +157,23 @@ class Executable {
   // ready (see executable.cc).
   bool runs_inline() const { return runs_inline_; }
 
+  // Whether the program has collectives between devices, so that its runs
+  // start as launches (see the file comment).
+  bool has_collectives() const { return has_collectives_; }
+
   // Starts one execution. Errors in the request (argument count, shapes,
   // devices, deleted buffers) come back here as INVALID_ARGUMENT and start
-  // nothing; errors of the run come through the result's events.
+  // nothing; errors of the run come through the result's events. For a
+  // program with collectives, the execution is one participant of the
+  // launch `request.launch_id` and starts when all have joined.
   StatusOr<ExecuteResult> Execute(ExecuteRequest request) const;
+
+  // Starts one execution per request (normally one per device position,
+  // as PJRT_LoadedExecutable_Execute gives them). Every request is
+  // prepared before any starts. A program with collectives needs exactly
+  // one request per position; they run as one launch.
+  StatusOr<std::vector<ExecuteResult>> ExecuteLaunch(
+      std::vector<ExecuteRequest> requests) const;
 
   // The checks Execute makes before it starts anything: callers that start
   // several executions at once check them all first.
@@ -155,8 +185,15 @@ class Executable {
   struct Target {
     Device* device = nullptr;
     size_t plan = 0;
+    int position = 0;  // the participant id in a launch
   };
   StatusOr<Target> Resolve(const ExecuteRequest& request) const;
+  // One execution ready to start (defined in executable.cc).
+  struct Prepared;
+  StatusOr<std::unique_ptr<Prepared>> Prepare(ExecuteRequest request) const;
+  // Joins `prepared` to the launch `launch_id`; starts it when complete.
+  Status JoinLaunch(int64_t launch_id,
+                    std::unique_ptr<Prepared> prepared) const;
 
   std::string name_;
   CompileSpec spec_;
@@ -173,6 +210,12 @@ class Executable {
   CostAnalysis cost_;
   CompiledMemoryStats memory_stats_;
   bool runs_inline_ = false;
+  bool has_collectives_ = false;
+  std::chrono::milliseconds collective_timeout_{0};
+  // Launches being joined one device at a time, by launch id.
+  struct PendingLaunch;
+  mutable std::mutex launches_mutex_;
+  mutable std::map<int64_t, std::shared_ptr<PendingLaunch>> launches_;
 };
 
 }  // namespace kiln::runtime

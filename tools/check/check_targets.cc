@@ -9,6 +9,7 @@
 #include "exec/executor.h"
 #include "exec/kernels/element.h"
 #include "ir/float_bits.h"
+#include "tools/check/run_parallel.h"
 
 namespace kiln::check {
 namespace {
@@ -347,9 +348,11 @@ void RegisterCheckTargets(compile::CustomCallRegistry& registry) {
   // interpreter.run_parallel with one program: a call of it. Its `infeed`
   // functions make the queue that stablehlo.infeed reads from, in order.
   auto feed = std::make_shared<std::vector<std::vector<SlotId>>>();
+  const compile::CustomCallRegistry* programs_registry = &registry;
   registry.Register(
       "interpreter.run_parallel",
-      [feed](Lowering& l, const ir::Operation& op) -> Status {
+      [feed, programs_registry](Lowering& l,
+                                const ir::Operation& op) -> Status {
         ir::Attribute infeed = op.GetAttr("infeed");
         if (infeed.is(ir::AttrKind::kArray)) {
           for (const ir::Attribute& ref : infeed.array()) {
@@ -368,18 +371,23 @@ void RegisterCheckTargets(compile::CustomCallRegistry& registry) {
         }
         ir::Attribute programs = op.GetAttr("programs");
         std::vector<std::string> names;
+        std::vector<std::vector<std::string>> grid;
         if (programs.is(ir::AttrKind::kArray)) {
           for (const ir::Attribute& row : programs.array()) {
             if (!row.is(ir::AttrKind::kArray)) continue;
+            grid.emplace_back();
             for (const ir::Attribute& ref : row.array()) {
-              if (ref.is(ir::AttrKind::kSymbolRef))
-                names.push_back(ref.symbol_root());
+              if (!ref.is(ir::AttrKind::kSymbolRef)) continue;
+              names.push_back(ref.symbol_root());
+              grid.back().push_back(ref.symbol_root());
             }
           }
         }
+        if (names.size() > 1) {
+          return LowerRunParallel(l, op, grid, *programs_registry);
+        }
         if (names.size() != 1) {
-          return UnimplementedError(op.Describe(), ": needs ", names.size(),
-                                    " processes; Kiln runs one device here");
+          return InvalidArgumentError(op.Describe(), ": no programs");
         }
         const ir::Operation* callee = l.module().LookupFunction(names[0]);
         if (callee == nullptr) {

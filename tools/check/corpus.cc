@@ -25,26 +25,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How many programs an interpreter.run_parallel in the module runs (the
-// largest), or 0 when there is none.
-int64_t ParallelPrograms(ir::Module& module) {
-  int64_t most = 0;
-  module.op().Walk([&](ir::Operation& op) {
-    if (op.name() != "interpreter.run_parallel") return;
-    ir::Attribute programs = op.GetAttr("programs");
-    int64_t count = 0;
-    if (programs.is(ir::AttrKind::kArray)) {
-      for (const ir::Attribute& row : programs.array()) {
-        count += row.is(ir::AttrKind::kArray)
-                     ? static_cast<int64_t>(row.array().size())
-                     : 1;
-      }
-    }
-    most = std::max(most, count);
-  });
-  return most;
-}
-
 // The functions to run: @main, the only public function, or else every
 // public function without arguments that no other function calls (a file
 // of several test functions).
@@ -187,13 +167,6 @@ CaseResult RunCase(const Case& c, const CorpusOptions& options,
   if (!module.ok()) {
     return finish(CaseResult::Outcome::kFailed,
                   StrCat("parse: ", module.status().message()));
-  }
-  int64_t programs = ParallelPrograms(**module);
-  if (programs > 1) {
-    return finish(CaseResult::Outcome::kSkipped,
-                  StrCat("needs ", programs,
-                         " processes (interpreter.run_parallel); Kiln runs "
-                         "one device here"));
   }
   std::vector<const ir::Operation*> entries = FindEntries(**module);
   if (entries.empty()) {
