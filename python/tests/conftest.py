@@ -19,14 +19,19 @@ _platforms = [p.strip() for p in os.environ.get("JAX_PLATFORMS", "").split(",")
               if p.strip()]
 if not {"kiln", "cpu"} <= set(_platforms):
     os.environ["JAX_PLATFORMS"] = "kiln,cpu"
-# Two Kiln devices, so that transfers between Kiln devices can be tested.
-os.environ.setdefault("KILN_CPU_DEVICE_COUNT", "2")
+# Eight devices on each side: transfers between Kiln devices, and sharded
+# programs over 1-D and 2-D meshes (test_sharding.py) beside XLA:CPU with
+# the same device count.
+os.environ.setdefault("KILN_CPU_DEVICE_COUNT", "8")
+NUM_DEVICES = int(os.environ["KILN_CPU_DEVICE_COUNT"])
 
 import warnings  # noqa: E402
 
 warnings.filterwarnings("ignore", message="Platform 'kiln' is experimental")
 
 import jax  # noqa: E402
+
+jax.config.update("jax_num_cpu_devices", NUM_DEVICES)
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "base/strings.h"
 
@@ -212,6 +213,180 @@ std::string CustomCallTarget(const Operation& op) {
   return target.is(AttrKind::kString) ? target.string_value() : "";
 }
 
+// Ops whose result element i depends on their operands' elements i only:
+// a sharding of an operand is one of the result.
+bool IsElementwise(const Operation& op) {
+  static const std::set<std::string_view> kNames = {
+      "stablehlo.abs",
+      "stablehlo.add",
+      "stablehlo.and",
+      "stablehlo.atan2",
+      "stablehlo.cbrt",
+      "stablehlo.ceil",
+      "stablehlo.clamp",
+      "stablehlo.compare",
+      "stablehlo.complex",
+      "stablehlo.convert",
+      "stablehlo.cosine",
+      "stablehlo.count_leading_zeros",
+      "stablehlo.divide",
+      "stablehlo.exponential",
+      "stablehlo.exponential_minus_one",
+      "stablehlo.floor",
+      "stablehlo.imag",
+      "stablehlo.is_finite",
+      "stablehlo.log",
+      "stablehlo.log_plus_one",
+      "stablehlo.logistic",
+      "stablehlo.maximum",
+      "stablehlo.minimum",
+      "stablehlo.multiply",
+      "stablehlo.negate",
+      "stablehlo.not",
+      "stablehlo.or",
+      "stablehlo.popcnt",
+      "stablehlo.power",
+      "stablehlo.real",
+      "stablehlo.reduce_precision",
+      "stablehlo.remainder",
+      "stablehlo.round_nearest_afz",
+      "stablehlo.round_nearest_even",
+      "stablehlo.rsqrt",
+      "stablehlo.select",
+      "stablehlo.shift_left",
+      "stablehlo.shift_right_arithmetic",
+      "stablehlo.shift_right_logical",
+      "stablehlo.sign",
+      "stablehlo.sine",
+      "stablehlo.sqrt",
+      "stablehlo.subtract",
+      "stablehlo.tan",
+      "stablehlo.tanh",
+      "stablehlo.xor",
+      "builtin.unrealized_conversion_cast",
+  };
+  return kNames.count(op.name()) > 0;
+}
+
+// The sharding a result without one of its own takes, where the program
+// implies it: the value returned is a sharding constraint's, a manual
+// computation's result, an argument, or an elementwise op of such values
+// that agree. XLA's propagation gives the same in those cases; elsewhere
+// the result stays replicated (every device has all of it), which is
+// always correct.
+class ResultLayoutInference {
+ public:
+  ResultLayoutInference(const Operation& entry,
+                        const std::map<std::string, Mesh>& meshes,
+                        int num_partitions)
+      : entry_(entry), meshes_(meshes), num_partitions_(num_partitions) {}
+
+  std::optional<TileLayout> Infer(const Value* value, int depth = 0) {
+    auto it = memo_.find(value);
+    if (it != memo_.end()) return it->second;
+    std::optional<TileLayout> layout =
+        depth > kMaxDepth ? std::nullopt : Compute(value, depth);
+    memo_[value] = layout;
+    return layout;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 64;
+
+  std::optional<TileLayout> Compute(const Value* value, int depth) {
+    if (!value->type().IsTensor()) return std::nullopt;
+    const ir::Block& body = ir::func::Body(entry_);
+    if (value->IsBlockArgument()) {
+      if (value->owner_block() != &body) return std::nullopt;
+      return Quiet(LayoutOfAttrs(ir::func::ArgAttrs(entry_, value->index()),
+                                 meshes_, value->type(), num_partitions_,
+                                 "argument"));
+    }
+    const Operation* op = value->defining_op();
+    if (op == nullptr || op->parent_block() != &body) return std::nullopt;
+    if (op->name() == "sdy.sharding_constraint" ||
+        op->name() == "sdy.reshard") {
+      StatusOr<TensorSharding> sharding =
+          ParseTensorSharding(op->GetAttr("sharding").ToString());
+      if (!sharding.ok()) return std::nullopt;
+      return QuietLayout(LayoutOfShardy(*sharding, meshes_,
+                                        value->type().rank(), num_partitions_));
+    }
+    if (IsManualComputation(*op)) {
+      StatusOr<std::vector<TensorSharding>> shardings =
+          ParseShardingPerValue(op->GetAttr("out_shardings").ToString());
+      if (!shardings.ok() ||
+          value->index() >= static_cast<int>(shardings->size())) {
+        return std::nullopt;
+      }
+      return QuietLayout(LayoutOfShardy((*shardings)[value->index()], meshes_,
+                                        value->type().rank(), num_partitions_));
+    }
+    if (CustomCallTarget(*op) == "Sharding") {
+      Attribute sharding = op->GetAttr("mhlo.sharding");
+      if (!sharding.is(AttrKind::kString)) return std::nullopt;
+      return QuietLayout(LayoutOfGspmd(sharding.string_value(),
+                                       value->type().rank(), num_partitions_));
+    }
+    if (!IsElementwise(*op) || op->num_results() != 1) return std::nullopt;
+    std::optional<TileLayout> agreed;
+    for (const Value* operand : op->operands()) {
+      if (operand->type().shape() != value->type().shape()) continue;
+      std::optional<TileLayout> layout = Infer(operand, depth + 1);
+      if (!layout) continue;
+      if (agreed && (agreed->tiles != layout->tiles ||
+                     agreed->tile_of_device != layout->tile_of_device)) {
+        return std::nullopt;
+      }
+      agreed = std::move(layout);
+    }
+    return agreed;
+  }
+
+  static std::optional<TileLayout> Quiet(
+      StatusOr<std::optional<TileLayout>> layout) {
+    return layout.ok() ? *layout : std::nullopt;
+  }
+  static std::optional<TileLayout> QuietLayout(StatusOr<TileLayout> layout) {
+    if (!layout.ok() || layout->IsReplicated()) return std::nullopt;
+    return *layout;
+  }
+
+  const Operation& entry_;
+  const std::map<std::string, Mesh>& meshes_;
+  int num_partitions_;
+  std::map<const Value*, std::optional<TileLayout>> memo_;
+};
+
+// The layout of each result of `func`: its own sharding, else what
+// ResultLayoutInference finds.
+StatusOr<std::vector<std::optional<TileLayout>>> ResultLayouts(
+    const Operation& func, const std::map<std::string, Mesh>& meshes,
+    int num_partitions) {
+  std::vector<std::optional<TileLayout>> layouts;
+  const ir::Block& body = ir::func::Body(func);
+  const Operation* terminator = body.terminator();
+  if (terminator == nullptr) return layouts;
+  ResultLayoutInference inference(func, meshes, num_partitions);
+  for (int i = 0; i < terminator->num_operands(); ++i) {
+    const Value* result = terminator->operand(i);
+    Attribute attrs = ir::func::ResultAttrs(func, i);
+    const bool annotated =
+        attrs.is(AttrKind::kDictionary) &&
+        (attrs.Get("sdy.sharding") || attrs.Get("mhlo.sharding"));
+    if (annotated) {
+      ASSIGN_OR_RETURN(
+          std::optional<TileLayout> layout,
+          LayoutOfAttrs(attrs, meshes, result->type(), num_partitions,
+                        StrCat("result ", i, " of @", ir::func::Name(func))));
+      layouts.push_back(std::move(layout));
+    } else {
+      layouts.push_back(inference.Infer(result));
+    }
+  }
+  return layouts;
+}
+
 class Partitioner {
  public:
   Partitioner(ir::Module& module, const PartitionTarget& target,
@@ -235,6 +410,10 @@ class Partitioner {
   // the partition's tiles of the results go out.
   Status PartitionEntry(Operation& func) {
     ir::Block& body = ir::func::Body(func);
+    // Result layouts are read before the body is rewritten (inference
+    // looks at the ops that make the results).
+    ASSIGN_OR_RETURN(std::vector<std::optional<TileLayout>> result_layouts,
+                     ResultLayouts(func, meshes_, target_.num_partitions));
     OpList out;
     std::vector<Type> inputs;
     for (int i = 0; i < body.num_arguments(); ++i) {
@@ -269,10 +448,9 @@ class Partitioner {
     for (int i = 0; i < ret->num_operands(); ++i) {
       Value* result = ret->operand(i);
       std::string what = StrCat("result ", i, " of @", ir::func::Name(func));
-      ASSIGN_OR_RETURN(
-          std::optional<TileLayout> layout,
-          LayoutOfAttrs(ir::func::ResultAttrs(func, i), meshes_, result->type(),
-                        target_.num_partitions, what));
+      const std::optional<TileLayout>& layout =
+          i < static_cast<int>(result_layouts.size()) ? result_layouts[i]
+                                                      : std::nullopt;
       if (layout) {
         TileOps ops(out, ret->loc(), target_, next_channel_);
         ASSIGN_OR_RETURN(Value * tile, ops.Slice(result, *layout, what));
@@ -487,16 +665,8 @@ StatusOr<EntryLayouts> ReadEntryLayouts(const ir::Module& module,
                       StrCat("argument ", i, " of @", ir::func::Name(*entry))));
     layouts.arguments.push_back(std::move(layout));
   }
-  Type type = ir::func::FunctionType(*entry);
-  const std::vector<Type>& results = type.results();
-  for (size_t i = 0; i < results.size(); ++i) {
-    ASSIGN_OR_RETURN(
-        std::optional<TileLayout> layout,
-        LayoutOfAttrs(ir::func::ResultAttrs(*entry, static_cast<int>(i)),
-                      meshes, results[i], num_partitions,
-                      StrCat("result ", i, " of @", ir::func::Name(*entry))));
-    layouts.results.push_back(std::move(layout));
-  }
+  ASSIGN_OR_RETURN(layouts.results,
+                   ResultLayouts(*entry, meshes, num_partitions));
   return layouts;
 }
 

@@ -1,0 +1,238 @@
+"""Sharded programs: jit with NamedSharding, shard_map and pmap over 8 devices.
+
+Each test builds the same mesh over Kiln's devices and over XLA:CPU's (both
+have 8 in this suite, see conftest.py), runs one program on each, and
+compares the results, the output shardings and the shards each device
+holds. XLA:CPU's SPMD partitioner is the reference for what every device
+ends up with.
+"""
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+from conftest import KILN_PLATFORM, NUM_DEVICES, assert_close
+
+pytestmark = pytest.mark.skipif(
+    NUM_DEVICES < 8 or len(jax.devices("cpu")) < 8,
+    reason="needs 8 Kiln and 8 XLA:CPU devices (KILN_CPU_DEVICE_COUNT=8)")
+
+
+def mesh_of(platform, shape, names):
+    devices = np.array(jax.devices(platform)[:int(np.prod(shape))])
+    return Mesh(devices.reshape(shape), names)
+
+
+def on_both(shape, names, build):
+    """Runs `build(mesh)` (which returns jax arrays) for Kiln and XLA:CPU."""
+    results = []
+    for platform in (KILN_PLATFORM, "cpu"):
+        results.append(build(mesh_of(platform, shape, names)))
+    return results
+
+
+def shards(array):
+    """The shards of `array` as (device position, index, data), sorted."""
+    position = {d: i for i, d in enumerate(array.sharding.mesh.devices.flat)} \
+        if hasattr(array.sharding, "mesh") else None
+    out = []
+    for shard in array.addressable_shards:
+        key = position[shard.device] if position else shard.device.id
+        out.append((key, str(shard.index), np.asarray(shard.data)))
+    return sorted(out, key=lambda s: s[0])
+
+
+def assert_consistent_shards(out):
+    """Every shard a device holds is the slice of the whole its index says."""
+    whole = np.asarray(out)
+    for shard in out.addressable_shards:
+        assert_close(np.asarray(shard.data), whole[shard.index],
+                     err_msg=f"shard on {shard.device}")
+
+
+def assert_same_placement(kiln_out, cpu_out, same_spec=True):
+    """Same values, and each device's shard consistent with them; with
+    `same_spec` (the program fixed the output sharding), the same partition
+    spec and the same shard on each mesh position as XLA:CPU. Where JAX lets
+    the compiler choose, Kiln keeps outputs replicated (it does not propagate
+    shardings yet) while XLA may shard them."""
+    assert_close(np.asarray(kiln_out), np.asarray(cpu_out))
+    assert_consistent_shards(kiln_out)
+    if not same_spec:
+        return
+    if isinstance(cpu_out.sharding, NamedSharding):
+        assert isinstance(kiln_out.sharding, NamedSharding), kiln_out.sharding
+        assert kiln_out.sharding.spec == cpu_out.sharding.spec
+    kiln_shards, cpu_shards = shards(kiln_out), shards(cpu_out)
+    assert len(kiln_shards) == len(cpu_shards)
+    for (kp, ki, kd), (cp, ci, cd) in zip(kiln_shards, cpu_shards):
+        assert (kp, ki) == (cp, ci)
+        assert_close(kd, cd, err_msg=f"shard {kp} {ki}")
+
+
+RNG = np.random.default_rng(7)
+A = RNG.standard_normal((16, 8)).astype(np.float32)
+B = RNG.standard_normal((8, 12)).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape,names,spec_a,spec_b", [
+    ((8,), ("x",), P("x", None), P(None, None)),
+    ((8,), ("x",), P(None, "x"), P("x", None)),          # contraction split
+    ((4, 2), ("x", "y"), P("x", "y"), P("y", None)),
+    ((4, 2), ("x", "y"), P("x", None), P(None, "y")),
+    ((2, 4), ("x", "y"), P(("x", "y"), None), P()),      # two axes, one dim
+    ((2, 2, 2), ("a", "b", "c"), P("c", "a"), P("a", "b")),
+])
+def test_jit_with_named_shardings(shape, names, spec_a, spec_b):
+    def f(a, b):
+        return jnp.tanh(a) @ b + 1.0
+
+    def build(mesh):
+        a = jax.device_put(A, NamedSharding(mesh, spec_a))
+        b = jax.device_put(B, NamedSharding(mesh, spec_b))
+        return jax.jit(f)(a, b)
+
+    kiln_out, cpu_out = on_both(shape, names, build)
+    assert_same_placement(kiln_out, cpu_out, same_spec=False)
+
+
+def test_explicit_out_shardings_and_constraints():
+    def build(mesh):
+        def f(a):
+            y = jax.lax.with_sharding_constraint(
+                a * 2.0, NamedSharding(mesh, P(None, "x")))
+            return y.sum(axis=0), y
+
+        a = jax.device_put(A, NamedSharding(mesh, P("x", None)))
+        out = jax.jit(f, out_shardings=(NamedSharding(mesh, P("x")),
+                                        NamedSharding(mesh, P("x", None))))(a)
+        return out
+
+    (k_sum, k_y), (c_sum, c_y) = on_both((8,), ("x",), build)
+    assert_same_placement(k_sum, c_sum)
+    assert_same_placement(k_y, c_y)
+
+
+def test_sharded_mlp_training_step():
+    """Data parallel over "data", the hidden layer split over "model"."""
+    x = RNG.standard_normal((32, 16)).astype(np.float32)
+    y = RNG.standard_normal((32, 4)).astype(np.float32)
+    w1 = (RNG.standard_normal((16, 32)) * 0.1).astype(np.float32)
+    w2 = (RNG.standard_normal((32, 4)) * 0.1).astype(np.float32)
+
+    def loss(params, x, y):
+        w1, w2 = params
+        h = jax.nn.relu(x @ w1)
+        return jnp.mean((h @ w2 - y) ** 2)
+
+    def step(params, x, y):
+        value, grads = jax.value_and_grad(loss)(params, x, y)
+        params = jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+        return params, value
+
+    def build(mesh):
+        put = lambda v, spec: jax.device_put(v, NamedSharding(mesh, spec))
+        params = (put(w1, P(None, "model")), put(w2, P("model", None)))
+        xs, ys = put(x, P("data", None)), put(y, P("data", None))
+        jstep = jax.jit(step, donate_argnums=0)
+        losses = []
+        for _ in range(3):
+            params, value = jstep(params, xs, ys)
+            losses.append(value)
+        return params, losses
+
+    (k_params, k_losses), (c_params, c_losses) = on_both(
+        (4, 2), ("data", "model"), build)
+    assert_close(np.array(k_losses), np.array(c_losses), rtol=1e-5, atol=1e-6)
+    # Donated parameters keep the sharding they came with.
+    for k, c in zip(k_params, c_params):
+        assert_same_placement(k, c, same_spec=False)
+    assert k_losses[-1] < k_losses[0]
+
+
+@pytest.mark.parametrize("collective", [
+    "psum", "pmax", "all_gather", "all_gather_tiled", "ppermute",
+    "psum_scatter", "all_to_all", "axis_index",
+])
+def test_shard_map_collectives(collective):
+    def body(x):
+        if collective == "psum":
+            return jax.lax.psum(x, "x")
+        if collective == "pmax":
+            return jax.lax.pmax(x, ("x", "y"))
+        if collective == "all_gather":
+            return jax.lax.all_gather(x, "x")[:, :1]
+        if collective == "all_gather_tiled":
+            return jax.lax.all_gather(x, "y", axis=1, tiled=True)
+        if collective == "ppermute":
+            n = 4
+            return jax.lax.ppermute(x, "x", [(i, (i + 1) % n) for i in range(n)])
+        if collective == "psum_scatter":
+            return jax.lax.psum_scatter(x, "x", scatter_dimension=0, tiled=True)
+        if collective == "all_to_all":
+            return jax.lax.all_to_all(x, "x", 0, 0, tiled=True)
+        if collective == "axis_index":
+            return x + jax.lax.axis_index("x") * 10 + jax.lax.axis_index("y")
+        raise AssertionError(collective)
+
+    out_specs = {"psum": P(None, "y"), "pmax": P(), "all_gather": P("x", "y"),
+                 "all_gather_tiled": P("x", None)}.get(collective, P("x", "y"))
+
+    def build(mesh):
+        a = jax.device_put(A, NamedSharding(mesh, P("x", "y")))
+        f = jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"),
+                          out_specs=out_specs, check_vma=False)
+        return jax.jit(f)(a)
+
+    kiln_out, cpu_out = on_both((4, 2), ("x", "y"), build)
+    assert_same_placement(kiln_out, cpu_out)
+
+
+def test_shard_map_inside_a_loop():
+    """A ring of ppermutes in a fori_loop: collectives repeated in a loop."""
+    def build(mesh):
+        def ring(x):
+            def step(_, v):
+                return jax.lax.ppermute(v, "x", [(i, (i + 1) % 8)
+                                                 for i in range(8)]) * 0.5 + v
+            return jax.lax.fori_loop(0, 5, step, x)
+
+        a = jax.device_put(A, NamedSharding(mesh, P("x", None)))
+        f = jax.shard_map(ring, mesh=mesh, in_specs=P("x", None),
+                          out_specs=P("x", None))
+        return jax.jit(f)(a)
+
+    kiln_out, cpu_out = on_both((8,), ("x",), build)
+    assert_same_placement(kiln_out, cpu_out)
+
+
+def test_pmap_with_psum():
+    x = RNG.standard_normal((8, 5)).astype(np.float32)
+
+    def f(v):
+        return jax.lax.psum(v, "i") - v * jax.lax.axis_index("i")
+
+    outs = []
+    for platform in (KILN_PLATFORM, "cpu"):
+        outs.append(jax.pmap(f, axis_name="i",
+                             devices=jax.devices(platform)[:8])(x))
+    assert_close(np.asarray(outs[0]), np.asarray(outs[1]))
+    assert {s.device.platform for s in outs[0].addressable_shards} == \
+        {jax.devices(KILN_PLATFORM)[0].platform}
+
+
+def test_output_shardings_of_a_compiled_program():
+    """JAX reads output shardings from the executable when it was not told."""
+    def build(mesh):
+        a = jax.device_put(A, NamedSharding(mesh, P("x", "y")))
+        compiled = jax.jit(lambda v: v * 3.0).lower(a).compile()
+        return compiled.output_shardings, compiled(a)
+
+    (k_sharding, k_out), (c_sharding, c_out) = on_both((4, 2), ("x", "y"),
+                                                       build)
+    assert k_sharding.spec == c_sharding.spec
+    assert_same_placement(k_out, c_out)
