@@ -529,6 +529,11 @@ class Partitioner {
     for (int i = 0; i < op.num_operands(); ++i) {
       Value* global = op.operand(i);
       std::string what = StrCat(op.Describe(), ": operand ", i);
+      if (!global->type().IsTensor()) {
+        // Tokens (ordered effects) pass into the body as they are.
+        value_map[body.argument(i)] = global;
+        continue;
+      }
       StatusOr<TileLayout> in_layout =
           LayoutOfShardy(in_shardings[i], meshes_, global->type().rank(),
                          target_.num_partitions, &manual_axes);
@@ -569,6 +574,10 @@ class Partitioner {
       }
       const Type& global_type = op.result(i)->type();
       std::string what = StrCat(op.Describe(), ": result ", i);
+      if (!global_type.IsTensor()) {
+        substitutions_[op.result(i)] = tile;
+        continue;
+      }
       StatusOr<TileLayout> out_layout =
           LayoutOfShardy(out_shardings[i], meshes_, global_type.rank(),
                          target_.num_partitions, &manual_axes);
