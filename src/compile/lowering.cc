@@ -777,7 +777,8 @@ Status Lowering::LowerEntry(const ir::Operation& func,
         continue;
       }
       for (size_t leaf = 0; leaf < leaf_owner.size(); ++leaf) {
-        if (leaf_owner[leaf] == parameter.int_value() && !argument_taken[leaf]) {
+        if (leaf_owner[leaf] == parameter.int_value() &&
+            !argument_taken[leaf]) {
           aliases[output] = static_cast<int>(leaf);
           argument_taken[leaf] = true;
           break;
