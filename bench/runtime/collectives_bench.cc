@@ -68,8 +68,8 @@ std::string AllReduceProgram(int devices, int64_t elements) {
          "      %s = stablehlo.add %a, %b : tensor<f32>\n"
          "      stablehlo.return %s : tensor<f32>\n"
          "  }) {replica_groups = dense<[[" +
-         ids + "]]> : tensor<1x" + std::to_string(devices) +
-         "xi64>} : (" + type + ") -> " + type +
+         ids + "]]> : tensor<1x" + std::to_string(devices) + "xi64>} : (" +
+         type + ") -> " + type +
          "\n"
          "  return %r : " +
          type + "\n}\n";
@@ -84,18 +84,19 @@ void BM_AllReduce(benchmark::State& state) {
   auto client = Take(Client::Create(options));
   CompileSpec spec;
   spec.num_replicas = devices;
-  auto executable = Take(Executable::Compile(
-      *client, AllReduceProgram(devices, elements), spec));
+  auto executable = Take(
+      Executable::Compile(*client, AllReduceProgram(devices, elements), spec));
   std::vector<float> host(elements, 1.0f);
-  const Shape shape = Take(Shape::Make(DType::kF32, std::vector<int64_t>{elements}));
+  const Shape shape =
+      Take(Shape::Make(DType::kF32, std::vector<int64_t>{elements}));
   std::vector<std::shared_ptr<Buffer>> inputs;
   for (int p = 0; p < devices; ++p) {
     Device* device = executable->addressable_devices()[p];
-    inputs.push_back(Take(TransferFromHost(
-                              host.data(), shape, std::nullopt,
+    inputs.push_back(
+        Take(TransferFromHost(host.data(), shape, std::nullopt,
                               HostBufferSemantics::kImmutableOnlyDuringCall,
                               device->default_memory_space()))
-                         .buffer);
+            .buffer);
     Check(inputs.back()->ready_event()->Await());
   }
   for (auto _ : state) {

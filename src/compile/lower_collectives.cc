@@ -128,10 +128,10 @@ StatusOr<exec::CollectiveGroups> ResolveGroups(
   for (const std::vector<int64_t>& group : ids) {
     for (int64_t id : group) {
       if (id < 0 || id >= count) {
-        return InvalidArgumentError(op.Describe(), ": ", IdKind(mode), " id ",
-                                    id, " in replica_groups is out of range [0, ",
-                                    count, ") (", replicas, " replicas x ",
-                                    partitions, " partitions)");
+        return InvalidArgumentError(
+            op.Describe(), ": ", IdKind(mode), " id ", id,
+            " in replica_groups is out of range [0, ", count, ") (", replicas,
+            " replicas x ", partitions, " partitions)");
       }
       if (!seen.insert(id).second) {
         return InvalidArgumentError(op.Describe(), ": ", IdKind(mode), " id ",
@@ -227,8 +227,9 @@ StatusOr<std::vector<SlotId>> Operands(Lowering& lowering,
     slots.push_back(slot);
   }
   if (slots.empty() || static_cast<int>(slots.size()) != op.num_results()) {
-    return InvalidArgumentError(op.Describe(), ": expected one result per "
-                                               "operand");
+    return InvalidArgumentError(op.Describe(),
+                                ": expected one result per "
+                                "operand");
   }
   return slots;
 }
@@ -257,10 +258,10 @@ Status LowerAllReduce(Lowering& lowering, const ir::Operation& op) {
   ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> ids,
                    ReadReplicaGroups(op));
   // Groups may differ in size (spec example: ragged replica groups).
-  ASSIGN_OR_RETURN(exec::CollectiveGroups groups,
-                   ResolveGroups(op, lowering.position(), ReplicaGroupMode(op),
-                                 std::move(ids),
-                                 GroupRules{/*equal_sizes=*/false}));
+  ASSIGN_OR_RETURN(
+      exec::CollectiveGroups groups,
+      ResolveGroups(op, lowering.position(), ReplicaGroupMode(op),
+                    std::move(ids), GroupRules{/*equal_sizes=*/false}));
   ASSIGN_OR_RETURN(std::vector<SlotId> operands, Operands(lowering, op));
   if (groups.LargestGroup() <= 1) return LowerAsCopies(lowering, op);
   for (size_t i = 0; i < operands.size(); ++i) {
@@ -531,10 +532,9 @@ Status LowerCollectiveBroadcast(Lowering& lowering, const ir::Operation& op) {
   }
   params.step_id = lowering.NewCollectiveId();
   params.groups = std::move(groups);
-  lowering.Emit(op,
-                exec::MakeCollectiveBroadcastKernel(std::move(params),
-                                                    root_type),
-                std::move(inputs), std::move(outputs), /*foldable=*/false);
+  lowering.Emit(
+      op, exec::MakeCollectiveBroadcastKernel(std::move(params), root_type),
+      std::move(inputs), std::move(outputs), /*foldable=*/false);
   return OkStatus();
 }
 

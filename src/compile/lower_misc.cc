@@ -180,9 +180,8 @@ Status LowerTriangularSolve(Lowering& lowering, const ir::Operation& op) {
 Status LowerProcessId(Lowering& lowering, const ir::Operation& op) {
   ASSIGN_OR_RETURN(ArrayShape shape, lowering.ResultShape(op, 0));
   const ProcessPosition& position = lowering.position();
-  uint32_t id = static_cast<uint32_t>(op.is(OpCode::kReplicaId)
-                                          ? position.replica_id
-                                          : position.partition_id);
+  uint32_t id = static_cast<uint32_t>(
+      op.is(OpCode::kReplicaId) ? position.replica_id : position.partition_id);
   std::string bytes(shape.byte_size(), '\0');
   if (bytes.size() >= sizeof(id)) std::memcpy(bytes.data(), &id, sizeof(id));
   ASSIGN_OR_RETURN(SlotId constant, lowering.NewConstant(shape, bytes));

@@ -77,8 +77,8 @@ Meeting& Meeting::operator=(Meeting&& other) noexcept {
 
 Meeting Meeting::Alone(Contribution contribution) {
   Meeting meeting;
-  meeting.state_ = std::make_shared<State>(std::tuple<int64_t, int, int64_t>{},
-                                           1);
+  meeting.state_ =
+      std::make_shared<State>(std::tuple<int64_t, int, int64_t>{}, 1);
   meeting.state_->members[0] = std::move(contribution);
   meeting.state_->arrived[0] = true;
   meeting.state_->num_arrived = 1;
@@ -86,9 +86,7 @@ Meeting Meeting::Alone(Contribution contribution) {
   return meeting;
 }
 
-int Meeting::size() const {
-  return static_cast<int>(state_->members.size());
-}
+int Meeting::size() const { return static_cast<int>(state_->members.size()); }
 
 const Contribution& Meeting::member(int rank) const {
   return state_->members[rank];
@@ -101,7 +99,8 @@ void Meeting::Leave() {
   state_.reset();
 }
 
-// --- Communicator -------------------------------------------------------------
+// --- Communicator
+// -------------------------------------------------------------
 
 std::chrono::milliseconds Communicator::DefaultTimeout() {
   if (const char* text = std::getenv("KILN_COLLECTIVE_TIMEOUT_S")) {
@@ -122,8 +121,8 @@ Communicator::Communicator(int num_participants,
       finished_(num_participants, false) {}
 
 Status Communicator::FailureLocked() const {
-  return AbortedError("participant ", failed_participant_, " failed: ",
-                      failure_.ToString());
+  return AbortedError("participant ", failed_participant_,
+                      " failed: ", failure_.ToString());
 }
 
 void Communicator::AbortLocked(int participant, const Status& status) {
@@ -169,7 +168,8 @@ StatusOr<Meeting> Communicator::Join(int64_t step_id, int group_index,
   const Key key{step_id, group_index, count};
   std::shared_ptr<Meeting::State>& slot = meetings_[key];
   if (slot == nullptr) {
-    slot = std::make_shared<Meeting::State>(key, static_cast<int>(group.size()));
+    slot =
+        std::make_shared<Meeting::State>(key, static_cast<int>(group.size()));
   }
   std::shared_ptr<Meeting::State> state = slot;
   state->members[rank] = std::move(contribution);

@@ -57,54 +57,56 @@ StatusOr<std::vector<void*>> Execute(const Plan& plan,
                                      const RunOptions& options) {
   // A local class has the access of its function (a friend of RunContext).
   auto run = [&]() -> StatusOr<std::vector<void*>> {
-  if (arguments.size() != plan.arguments().size()) {
-    return InvalidArgumentError("the program takes ", plan.arguments().size(),
-                                " arguments; ", arguments.size(),
-                                " were given");
-  }
-  std::optional<ScopedFlushDenormals> flush_denormals;
-  if (options.flush_denormals) flush_denormals.emplace();
-  RunContext ctx(plan.slots(), options);
-  ASSIGN_OR_RETURN(ctx.arena_, AllocateAligned(plan.arena_bytes()));
-  std::vector<void*> outputs(plan.outputs().size(), nullptr);
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const ValueSpec& spec = plan.outputs()[i];
-    ASSIGN_OR_RETURN(outputs[i], allocator.Allocate(static_cast<int>(i), spec));
-    if (outputs[i] == nullptr && spec.byte_size() > 0) {
-      return InternalError("the output allocator returned null for output ", i);
+    if (arguments.size() != plan.arguments().size()) {
+      return InvalidArgumentError("the program takes ", plan.arguments().size(),
+                                  " arguments; ", arguments.size(),
+                                  " were given");
     }
-  }
-  const std::vector<Slot>& slots = plan.slots();
-  for (size_t id = 0; id < slots.size(); ++id) {
-    const Slot& slot = slots[id];
-    std::byte* address = nullptr;
-    switch (slot.kind) {
-      case SlotKind::kTemp:
-        address = ctx.arena_.data() + slot.offset;
-        break;
-      case SlotKind::kArgument:
-        address = const_cast<std::byte*>(
-            static_cast<const std::byte*>(arguments[slot.index]));
-        break;
-      case SlotKind::kOutput:
-        address = static_cast<std::byte*>(outputs[slot.index]);
-        break;
-      case SlotKind::kConstant:
-        address = plan.constants()[slot.index].data();
-        break;
-    }
-    if (address == nullptr || slot.byte_size() == 0) {
-      if (slot.byte_size() > 0) {
-        return InvalidArgumentError("argument ", slot.index,
-                                    " is null but holds ",
-                                    slot.shape.ToString());
+    std::optional<ScopedFlushDenormals> flush_denormals;
+    if (options.flush_denormals) flush_denormals.emplace();
+    RunContext ctx(plan.slots(), options);
+    ASSIGN_OR_RETURN(ctx.arena_, AllocateAligned(plan.arena_bytes()));
+    std::vector<void*> outputs(plan.outputs().size(), nullptr);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const ValueSpec& spec = plan.outputs()[i];
+      ASSIGN_OR_RETURN(outputs[i],
+                       allocator.Allocate(static_cast<int>(i), spec));
+      if (outputs[i] == nullptr && spec.byte_size() > 0) {
+        return InternalError("the output allocator returned null for output ",
+                             i);
       }
-      if (address == nullptr) address = empty_storage;
     }
-    ctx.slots_[id] = address;
-  }
-  RETURN_IF_ERROR(ctx.RunRegion(plan.main()));
-  return outputs;
+    const std::vector<Slot>& slots = plan.slots();
+    for (size_t id = 0; id < slots.size(); ++id) {
+      const Slot& slot = slots[id];
+      std::byte* address = nullptr;
+      switch (slot.kind) {
+        case SlotKind::kTemp:
+          address = ctx.arena_.data() + slot.offset;
+          break;
+        case SlotKind::kArgument:
+          address = const_cast<std::byte*>(
+              static_cast<const std::byte*>(arguments[slot.index]));
+          break;
+        case SlotKind::kOutput:
+          address = static_cast<std::byte*>(outputs[slot.index]);
+          break;
+        case SlotKind::kConstant:
+          address = plan.constants()[slot.index].data();
+          break;
+      }
+      if (address == nullptr || slot.byte_size() == 0) {
+        if (slot.byte_size() > 0) {
+          return InvalidArgumentError("argument ", slot.index,
+                                      " is null but holds ",
+                                      slot.shape.ToString());
+        }
+        if (address == nullptr) address = empty_storage;
+      }
+      ctx.slots_[id] = address;
+    }
+    RETURN_IF_ERROR(ctx.RunRegion(plan.main()));
+    return outputs;
   };
   auto outputs = run();
   if (options.communicator != nullptr) {

@@ -23,13 +23,13 @@ StatusOr<ExecuteOptions> ReadExecuteOptions(const PJRT_ExecuteOptions* options,
   ExecuteOptions result;
   std::set<int>& non_donatable = result.non_donatable;
   if (options == nullptr) return result;
-  RETURN_IF_ERROR(CheckStruct(
-      options, PJRT_STRUCT_SIZE(PJRT_ExecuteOptions, launch_id),
-      "PJRT_LoadedExecutable_Execute_Args.options"));
+  RETURN_IF_ERROR(CheckStruct(options,
+                              PJRT_STRUCT_SIZE(PJRT_ExecuteOptions, launch_id),
+                              "PJRT_LoadedExecutable_Execute_Args.options"));
   if (options->num_send_ops > 0 || options->num_recv_ops > 0) {
     return UnimplementedError(
-        "PJRT_ExecuteOptions: host send/recv callbacks (", options->num_send_ops,
-        " send, ", options->num_recv_ops,
+        "PJRT_ExecuteOptions: host send/recv callbacks (",
+        options->num_send_ops, " send, ", options->num_recv_ops,
         " recv) are not supported: Kiln programs cannot use host channels");
   }
   // launch_id pairs up the executions of one multi-device launch started
@@ -66,9 +66,9 @@ StatusOr<ExecuteOptions> ReadExecuteOptions(const PJRT_ExecuteOptions* options,
     }
     for (size_t i = 0; i < options->num_tasks; ++i) {
       if (options->task_ids[i] != 0) {
-        return UnimplementedError(
-            "PJRT_ExecuteOptions names task ", options->task_ids[i],
-            "; Kiln runs in one process (task 0)");
+        return UnimplementedError("PJRT_ExecuteOptions names task ",
+                                  options->task_ids[i],
+                                  "; Kiln runs in one process (task 0)");
       }
     }
   }
@@ -115,9 +115,9 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(
           execute_device,
           CheckDevice(args->execute_device,
                       "PJRT_LoadedExecutable_Execute_Args.execute_device"));
-      RETURN_IF_ERROR(CheckSameClient(
-          execute_device->client, client,
-          "PJRT_LoadedExecutable_Execute_Args.execute_device"));
+      RETURN_IF_ERROR(
+          CheckSameClient(execute_device->client, client,
+                          "PJRT_LoadedExecutable_Execute_Args.execute_device"));
       if (args->num_devices != 1) {
         return InvalidArgumentError(
             "PJRT_LoadedExecutable_Execute: with execute_device set, "
@@ -170,9 +170,9 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(
             "PJRT_LoadedExecutable_Execute_Args.output_lists[", d, "] is null");
       }
       for (size_t a = 0; a < num_args; ++a) {
-        std::string what = StrCat(
-            "PJRT_LoadedExecutable_Execute_Args.argument_lists[", d, "][", a,
-            "]");
+        std::string what =
+            StrCat("PJRT_LoadedExecutable_Execute_Args.argument_lists[", d,
+                   "][", a, "]");
         ASSIGN_OR_RETURN(PJRT_Buffer * buffer,
                          CheckBuffer(args->argument_lists[d][a], what));
         RETURN_IF_ERROR(CheckSameClient(buffer->client, client, what));

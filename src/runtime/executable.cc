@@ -8,11 +8,11 @@
 #include "compile/compiler.h"
 #include "compile/sharding.h"
 #include "compile/spmd_partition.h"
+#include "exec/collectives.h"
 #include "exec/executor.h"
 #include "exec/plan.h"
 #include "ir/printer.h"
 #include "parse/parse.h"
-#include "exec/collectives.h"
 #include "runtime/device.h"
 #include "runtime/storage.h"
 #include "runtime/work_queue.h"
@@ -360,8 +360,8 @@ void StartLaunch(std::vector<std::unique_ptr<Member>> members,
   }
   std::shared_ptr<Event> all_ready = Event::AfterAll(ready);
   // Shared: event callbacks are copyable.
-  auto launch =
-      std::make_shared<std::vector<std::unique_ptr<Member>>>(std::move(members));
+  auto launch = std::make_shared<std::vector<std::unique_ptr<Member>>>(
+      std::move(members));
   all_ready->OnReady([launch, communicator](const Status& status) {
     std::vector<std::unique_ptr<Member>>& members = *launch;
     if (!status.ok()) {
@@ -382,9 +382,8 @@ void StartLaunch(std::vector<std::unique_ptr<Member>> members,
     }
     std::lock_guard<std::mutex> lock(LaunchOrderMutex());
     for (auto& member : members) {
-      member->queue->Enqueue([run = std::move(member->run)]() mutable {
-        Finish(std::move(run));
-      });
+      member->queue->Enqueue(
+          [run = std::move(member->run)]() mutable { Finish(std::move(run)); });
     }
   });
 }
@@ -729,9 +728,9 @@ Status Executable::JoinLaunch(int64_t launch_id,
     const int position = prepared->position;
     if (pending->members[position] != nullptr) {
       return InvalidArgumentError(
-          "device position ", position, " (", devices_[position]->debug_string(),
-          ") already joined launch ", launch_id,
-          " of this executable; each device joins a launch once");
+          "device position ", position, " (",
+          devices_[position]->debug_string(), ") already joined launch ",
+          launch_id, " of this executable; each device joins a launch once");
     }
     pending->members[position] = std::move(prepared);
     if (++pending->joined < devices_.size()) return OkStatus();
@@ -742,10 +741,32 @@ Status Executable::JoinLaunch(int64_t launch_id,
   return OkStatus();
 }
 
+void Executable::FailLaunch(int64_t launch_id, const Status& status) const {
+  std::shared_ptr<PendingLaunch> pending;
+  {
+    std::lock_guard<std::mutex> lock(launches_mutex_);
+    auto it = launches_.find(launch_id);
+    if (it == launches_.end()) return;
+    pending = std::move(it->second);
+    launches_.erase(it);
+  }
+  for (auto& member : pending->members) {
+    if (member == nullptr) continue;
+    Fail(std::move(member->run),
+         AbortedError("another device of launch ", launch_id,
+                      " could not join it: ", status.ToString()));
+  }
+}
+
 StatusOr<ExecuteResult> Executable::Execute(ExecuteRequest request) const {
   const int64_t launch_id = request.launch_id;
-  ASSIGN_OR_RETURN(std::unique_ptr<Prepared> prepared,
-                   Prepare(std::move(request)));
+  auto prepared_or = Prepare(std::move(request));
+  if (!prepared_or.ok()) {
+    // The devices that joined already would wait for this one forever.
+    if (has_collectives_) FailLaunch(launch_id, prepared_or.status());
+    return prepared_or.status();
+  }
+  std::unique_ptr<Prepared> prepared = std::move(prepared_or).value();
   ExecuteResult result = prepared->result;
   if (has_collectives_) {
     RETURN_IF_ERROR(JoinLaunch(launch_id, std::move(prepared)));
@@ -787,10 +808,10 @@ StatusOr<std::vector<ExecuteResult>> Executable::ExecuteLaunch(
   }
   for (size_t position = 0; position < members.size(); ++position) {
     if (members[position] == nullptr) {
-      return InvalidArgumentError(
-          "the program's collectives need all ", devices_.size(),
-          " device positions in one launch; position ", position,
-          " is missing");
+      return InvalidArgumentError("the program's collectives need all ",
+                                  devices_.size(),
+                                  " device positions in one launch; position ",
+                                  position, " is missing");
     }
   }
   StartLaunch(std::move(members), collective_timeout_);

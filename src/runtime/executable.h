@@ -117,8 +117,9 @@ class Executable {
   // INVALID_ARGUMENT for a program that does not parse or verify, an
   // assignment that names unknown devices or does not fit the replica and
   // partition counts; UNIMPLEMENTED for ops Kiln cannot run.
-  static StatusOr<std::shared_ptr<Executable>> Compile(
-      const Client& client, std::string_view program, const CompileSpec& spec);
+  static StatusOr<std::shared_ptr<Executable>> Compile(const Client& client,
+                                                       std::string_view program,
+                                                       const CompileSpec& spec);
 
   ~Executable();
   Executable(const Executable&) = delete;
@@ -131,9 +132,7 @@ class Executable {
   bool portable() const { return spec_.portable; }
   const CompileSpec& spec() const { return spec_; }
   // The devices of the assignment, replica-major (empty when portable).
-  const std::vector<Device*>& addressable_devices() const {
-    return devices_;
-  }
+  const std::vector<Device*>& addressable_devices() const { return devices_; }
   const std::vector<ValueInfo>& parameters() const { return parameters_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
   // For each output, the argument the program donates to it, or -1.
@@ -194,6 +193,9 @@ class Executable {
   // Joins `prepared` to the launch `launch_id`; starts it when complete.
   Status JoinLaunch(int64_t launch_id,
                     std::unique_ptr<Prepared> prepared) const;
+  // Ends the members of pending launch `launch_id` with an error naming
+  // `status` (a device that could not join).
+  void FailLaunch(int64_t launch_id, const Status& status) const;
 
   std::string name_;
   CompileSpec spec_;

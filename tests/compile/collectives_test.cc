@@ -80,9 +80,9 @@ func.func @main(%x: tensor<2xi32>) -> tensor<2xi32> {
   return %r : tensor<2xi32>
 })"));
   EXPECT_EQ(plan->num_collectives(), 0);
-  ASSERT_OK_AND_ASSIGN(auto outputs,
-                       RunPlan(*plan, {HostArray::Of<int32_t>(
-                                          ir::ElementType::kI32, {2}, {4, 5})}));
+  ASSERT_OK_AND_ASSIGN(
+      auto outputs, RunPlan(*plan, {HostArray::Of<int32_t>(
+                                       ir::ElementType::kI32, {2}, {4, 5})}));
   EXPECT_EQ(outputs[0].As<int32_t>(), (std::vector<int32_t>{4, 5}));
 }
 

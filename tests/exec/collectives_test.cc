@@ -66,7 +66,8 @@ TEST(CommunicatorTest, RepeatedStepsAndDisjointGroupsDoNotMix) {
       const int g = p % 2, rank = p / 2;
       for (int iteration = 0; iteration < 5; ++iteration) {
         int value = 100 * iteration + p;
-        auto meeting = communicator.Join(1, g, groups[g], p, rank, Offer(&value));
+        auto meeting =
+            communicator.Join(1, g, groups[g], p, rank, Offer(&value));
         ASSERT_OK(meeting.status());
         for (int r = 0; r < 2; ++r) {
           if (ValueOf(*meeting, r) != 100 * iteration + groups[g][r]) ++wrong;
@@ -96,10 +97,9 @@ TEST(CommunicatorTest, AFailedParticipantFailsItsWaitingPeers) {
   EXPECT_NE(meeting.status().message().find("bad input"), std::string::npos);
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(5000));
   // Later meetings fail at once too.
-  EXPECT_EQ(communicator.Join(1, 0, {0, 1}, 0, 0, Offer(&value))
-                .status()
-                .code(),
-            StatusCode::kAborted);
+  EXPECT_EQ(
+      communicator.Join(1, 0, {0, 1}, 0, 0, Offer(&value)).status().code(),
+      StatusCode::kAborted);
 }
 
 TEST(CommunicatorTest, TimeoutNamesTheParticipantsThatNeverArrived) {

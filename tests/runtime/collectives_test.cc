@@ -61,10 +61,10 @@ class CollectivesTest : public ::testing::Test {
                                  std::vector<int64_t> dims, Device* device) {
     auto shape = Shape::Make(dtype, dims);
     EXPECT_TRUE(shape.ok());
-    auto transfer = TransferFromHost(
-        values.data(), *shape, std::nullopt,
-        HostBufferSemantics::kImmutableOnlyDuringCall,
-        device->default_memory_space());
+    auto transfer =
+        TransferFromHost(values.data(), *shape, std::nullopt,
+                         HostBufferSemantics::kImmutableOnlyDuringCall,
+                         device->default_memory_space());
     EXPECT_TRUE(transfer.ok()) << transfer.status().ToString();
     return transfer->buffer;
   }
@@ -180,10 +180,9 @@ func.func @main(%x: tensor<2x3xi32>) -> tensor<2xMxi32> {
 TEST_F(CollectivesTest, AllGatherConcatenatesInGroupOrder) {
   for (int n : {1, 2, 4, 8}) {
     SCOPED_TRACE(n);
-    std::string text = Replace(
-        Replace(Replace(kAllGather, "GROUPS", AllIds(n)), "xNx",
-                "x" + std::to_string(n) + "x"),
-        "xMx", "x" + std::to_string(3 * n) + "x");
+    std::string text = Replace(Replace(Replace(kAllGather, "GROUPS", AllIds(n)),
+                                       "xNx", "x" + std::to_string(n) + "x"),
+                               "xMx", "x" + std::to_string(3 * n) + "x");
     ASSERT_OK_AND_ASSIGN(auto executable, Compile(text, n));
     std::vector<std::vector<std::vector<int32_t>>> inputs(n);
     for (int p = 0; p < n; ++p) {
@@ -218,10 +217,10 @@ func.func @main(%x: tensor<Kx2xf32>) -> tensor<3x2xf32> {
 TEST_F(CollectivesTest, ReduceScatterGivesEachMemberItsBlockOfTheSum) {
   for (int n : {1, 2, 4, 8}) {
     SCOPED_TRACE(n);
-    std::string text = Replace(
-        Replace(Replace(kReduceScatter, "GROUPS", AllIds(n)), "xNx",
-                "x" + std::to_string(n) + "x"),
-        "<Kx", "<" + std::to_string(3 * n) + "x");
+    std::string text =
+        Replace(Replace(Replace(kReduceScatter, "GROUPS", AllIds(n)), "xNx",
+                        "x" + std::to_string(n) + "x"),
+                "<Kx", "<" + std::to_string(3 * n) + "x");
     ASSERT_OK_AND_ASSIGN(auto executable, Compile(text, n));
     const int elements = 3 * n * 2;
     std::vector<std::vector<std::vector<float>>> inputs(n);
@@ -297,8 +296,8 @@ TEST_F(CollectivesTest, CollectivePermuteShiftsAndZerosReceiversWithoutSource) {
     // i -> i + 1 for all but the last: participant 0 receives nothing.
     std::string pairs;
     for (int i = 0; i + 1 < n; ++i) {
-      pairs += (i ? ", " : "") + ("[" + std::to_string(i) + ", " +
-                                  std::to_string(i + 1) + "]");
+      pairs += (i ? ", " : "") +
+               ("[" + std::to_string(i) + ", " + std::to_string(i + 1) + "]");
     }
     std::string type =
         "tensor<" + std::to_string(std::max(n - 1, 0)) + "x2xi64>";
@@ -478,7 +477,8 @@ TEST_F(CollectivesTest, CompileRefusesBadGroupsNamingTheOp) {
     std::string text = R"(
 func.func @main(%x: tensor<2xi32>) -> tensor<4xi32> {
   %r = "stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64,
-      replica_groups = )" + c.groups +
+      replica_groups = )" +
+                       c.groups +
                        R"(} : (tensor<2xi32>) -> tensor<4xi32>
   return %r : tensor<4xi32>
 })";
@@ -493,15 +493,16 @@ func.func @main(%x: tensor<2xi32>) -> tensor<4xi32> {
 }
 
 TEST_F(CollectivesTest, AParticipantWhoseInputFailedFailsTheLaunch) {
-  std::string text = Replace(Replace(kAllReduceSum, "GROUPS", AllIds(2)),
-                             "xNx", "x2x");
+  std::string text =
+      Replace(Replace(kAllReduceSum, "GROUPS", AllIds(2)), "xNx", "x2x");
   ASSERT_OK_AND_ASSIGN(auto executable, Compile(text, 2));
   std::vector<ExecuteRequest> requests(2);
   auto shape = Shape::Make(DType::kF32, std::vector<int64_t>{1000});
   ASSERT_TRUE(shape.ok());
   requests[0].position = 0;
   requests[0].arguments = {Upload(std::vector<float>(1000, 1), DType::kF32,
-                                  {1000}, executable->addressable_devices()[0])};
+                                  {1000},
+                                  executable->addressable_devices()[0])};
   requests[1].position = 1;
   requests[1].arguments = {Buffer::CreateError(
       *shape, executable->addressable_devices()[1]->default_memory_space(),
@@ -561,8 +562,8 @@ TEST_F(CollectivesTest, TheTimeoutTurnsAHangIntoDeadlineExceeded) {
 }
 
 TEST_F(CollectivesTest, LaunchesBackToBackOnTheSameDevicesComplete) {
-  std::string text = Replace(Replace(kAllReduceSum, "GROUPS", AllIds(4)),
-                             "xNx", "x4x");
+  std::string text =
+      Replace(Replace(kAllReduceSum, "GROUPS", AllIds(4)), "xNx", "x4x");
   ASSERT_OK_AND_ASSIGN(auto executable, Compile(text, 4));
   // Two threads each queue 20 launches without waiting in between: every
   // queue must see the launches in one order, or two of them deadlock.
@@ -596,13 +597,13 @@ TEST_F(CollectivesTest, LaunchesBackToBackOnTheSameDevicesComplete) {
 }
 
 TEST_F(CollectivesTest, ChainedLaunchesWaitForTheirInputs) {
-  std::string text = Replace(Replace(kAllReduceSum, "GROUPS", AllIds(2)),
-                             "xNx", "x2x");
+  std::string text =
+      Replace(Replace(kAllReduceSum, "GROUPS", AllIds(2)), "xNx", "x2x");
   ASSERT_OK_AND_ASSIGN(auto executable, Compile(text, 2));
   std::vector<std::shared_ptr<Buffer>> values;
   for (int p = 0; p < 2; ++p) {
-    values.push_back(Upload(std::vector<float>(1000, 1.0f), DType::kF32,
-                            {1000}, executable->addressable_devices()[p]));
+    values.push_back(Upload(std::vector<float>(1000, 1.0f), DType::kF32, {1000},
+                            executable->addressable_devices()[p]));
   }
   for (int k = 0; k < 5; ++k) {
     std::vector<ExecuteRequest> requests(2);
@@ -623,8 +624,8 @@ TEST_F(CollectivesTest, ChainedLaunchesWaitForTheirInputs) {
 TEST_F(CollectivesTest, ExecutionsWithOneLaunchIdJoinOneLaunch) {
   // PyTorch/XLA's way: one Execute per device, with execute_device set and
   // the same launch id; the launch starts when the last one joins.
-  std::string text = Replace(Replace(kAllReduceSum, "GROUPS", AllIds(4)),
-                             "xNx", "x4x");
+  std::string text =
+      Replace(Replace(kAllReduceSum, "GROUPS", AllIds(4)), "xNx", "x4x");
   ASSERT_OK_AND_ASSIGN(auto executable, Compile(text, 4));
   for (int64_t launch_id : {7, 8}) {
     std::vector<ExecuteResult> results;
@@ -642,6 +643,27 @@ TEST_F(CollectivesTest, ExecutionsWithOneLaunchIdJoinOneLaunch) {
       EXPECT_EQ(sum, std::vector<float>(1000, 6.0f));
     }
   }
+}
+
+TEST_F(CollectivesTest, ADeviceThatCannotJoinFailsTheLaunchIdsOthers) {
+  std::string text =
+      Replace(Replace(kAllReduceSum, "GROUPS", AllIds(2)), "xNx", "x2x");
+  ASSERT_OK_AND_ASSIGN(auto executable, Compile(text, 2));
+  ExecuteRequest first;
+  first.device = executable->addressable_devices()[0];
+  first.launch_id = 3;
+  first.arguments = {Upload(std::vector<float>(1000, 1.0f), DType::kF32, {1000},
+                            first.device)};
+  ASSERT_OK_AND_ASSIGN(ExecuteResult joined, executable->Execute(first));
+  // The second device's request is wrong (its argument is on device 0).
+  ExecuteRequest second = first;
+  second.device = executable->addressable_devices()[1];
+  Status refused = executable->Execute(second).status();
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << refused.ToString();
+  Status status = joined.done->Await();
+  EXPECT_EQ(status.code(), StatusCode::kAborted);
+  EXPECT_NE(status.message().find("could not join"), std::string::npos)
+      << status.ToString();
 }
 
 TEST_F(CollectivesTest, NarrowAndByteTypesMoveAsStored) {

@@ -37,16 +37,16 @@ class RunParallelKernel : public exec::Kernel {
         const Program& program = programs_[i];
         std::vector<const void*> arguments;
         for (size_t a = 0; a < program.plan->arguments().size(); ++a) {
-          arguments.push_back(
-              ctx.In<std::byte>(step, static_cast<int>(program.first_input + a)));
+          arguments.push_back(ctx.In<std::byte>(
+              step, static_cast<int>(program.first_input + a)));
         }
         exec::RunOptions options;
         options.cancel = ctx.cancel_flag();
         options.communicator = &communicator;
         options.participant = i;
-        statuses[i] = exec::Execute(*program.plan, arguments, allocators[i],
-                                    options)
-                          .status();
+        statuses[i] =
+            exec::Execute(*program.plan, arguments, allocators[i], options)
+                .status();
       });
     }
     for (std::thread& thread : threads) thread.join();
@@ -67,9 +67,9 @@ class RunParallelKernel : public exec::Kernel {
       for (size_t o = 0; o < program.plan->outputs().size(); ++o) {
         const int64_t bytes = program.plan->outputs()[o].byte_size();
         if (bytes == 0) continue;
-        std::memcpy(
-            ctx.Out<std::byte>(step, static_cast<int>(program.first_output + o)),
-            allocators[i].buffer(static_cast<int>(o)).data(), bytes);
+        std::memcpy(ctx.Out<std::byte>(
+                        step, static_cast<int>(program.first_output + o)),
+                    allocators[i].buffer(static_cast<int>(o)).data(), bytes);
       }
     }
     return OkStatus();

@@ -118,10 +118,10 @@ class AllReduceKernel : public Kernel {
     const ArrayShape& shape = params_.operands[0];
     const int64_t bytes = shape.byte_size();
     std::byte* out = ctx.Out<std::byte>(step, 0);
-    ASSIGN_OR_RETURN(Meeting meeting,
-                     JoinGroup(ctx, params_,
-                               Contribution{{ctx.In<std::byte>(step, 0)},
-                                            {out}}));
+    ASSIGN_OR_RETURN(
+        Meeting meeting,
+        JoinGroup(ctx, params_,
+                  Contribution{{ctx.In<std::byte>(step, 0)}, {out}}));
     const int n = meeting.size();
     const int rank = meeting.rank();
     if (root_only_ && rank != 0 && bytes > 0) std::memset(out, 0, bytes);
@@ -366,10 +366,10 @@ class CollectiveBroadcastKernel : public Kernel {
     ASSIGN_OR_RETURN(Meeting meeting, JoinGroup(ctx, params_, mine));
     for (size_t i = 0; i < count; ++i) {
       // Every member reads the roots of rank 0, so all agree on them.
-      const int64_t root =
-          root_type_ ? ReadIndex(meeting.member(0).inputs[count], *root_type_,
-                                 static_cast<int64_t>(i))
-                     : 0;
+      const int64_t root = root_type_
+                               ? ReadIndex(meeting.member(0).inputs[count],
+                                           *root_type_, static_cast<int64_t>(i))
+                               : 0;
       if (root < 0 || root >= meeting.size()) {
         return InvalidArgumentError("root ", root, " of operand ", i,
                                     " is outside the group of ",
