@@ -1,0 +1,187 @@
+// Partitioned programs through the runtime: each device gets its tile of a
+// global value, the program runs as one launch, and each device's output
+// tile is checked against the tile of the global result computed here with
+// plain loops.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "compile/sharding.h"
+#include "launch_test_support.h"
+#include "support/test_support.h"
+
+namespace kiln::runtime {
+namespace {
+
+using SpmdTest = LaunchTest;
+
+// Row-major tile (r, c) of a rows x cols matrix cut into tr x tc tiles.
+std::vector<float> Tile(const std::vector<float>& global, int rows, int cols,
+                        int tr, int tc, int r, int c) {
+  const int h = rows / tr, w = cols / tc;
+  std::vector<float> tile;
+  for (int i = 0; i < h; ++i) {
+    for (int j = 0; j < w; ++j) {
+      tile.push_back(global[(r * h + i) * cols + c * w + j]);
+    }
+  }
+  return tile;
+}
+
+std::vector<float> Iota(int n) {
+  std::vector<float> v(n);
+  std::iota(v.begin(), v.end(), 0.0f);
+  return v;
+}
+
+TEST_F(SpmdTest, ElementwiseOnTilesOfOneAxis) {
+  auto executable = Compile(R"(
+module @dp attributes {mhlo.num_partitions = 4 : i32} {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func @main(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
+    %two = stablehlo.constant dense<2.0> : tensor<8xf32>
+    %0 = stablehlo.multiply %a, %two : tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
+})",
+                            1, 4);
+  ASSERT_OK(executable.status());
+  EXPECT_EQ((*executable)->parameters()[0].shape.dims(),
+            (std::vector<int64_t>{2}));
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 4; ++d) arguments.push_back({{2.0f * d, 2.0f * d + 1}});
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ(outputs[d][0], (std::vector<float>{4.0f * d, 4.0f * d + 2}));
+  }
+}
+
+TEST_F(SpmdTest, TransposeMovesTilesBetweenDevices) {
+  // A 4x6 matrix cut [{"y"}, {"x"}] on x=2, y=2 (device = 2x + y), its
+  // transpose returned cut [{"x"}, {"y"}].
+  auto executable = Compile(R"(
+module @t attributes {mhlo.num_partitions = 4 : i32} {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func @main(%a: tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>}) -> (tensor<6x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
+    %0 = stablehlo.transpose %a, dims = [1, 0] : (tensor<4x6xf32>) -> tensor<6x4xf32>
+    return %0 : tensor<6x4xf32>
+  }
+})",
+                            1, 4);
+  ASSERT_OK(executable.status());
+  const std::vector<float> global = Iota(24);
+  std::vector<float> transposed(24);
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 6; ++j) transposed[j * 4 + i] = global[i * 6 + j];
+  }
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 4; ++d) {
+    const int x = d / 2, y = d % 2;
+    arguments.push_back({Tile(global, 4, 6, 2, 2, y, x)});
+  }
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  for (int d = 0; d < 4; ++d) {
+    const int x = d / 2, y = d % 2;
+    EXPECT_EQ(outputs[d][0], Tile(transposed, 6, 4, 2, 2, x, y)) << d;
+  }
+}
+
+TEST_F(SpmdTest, ManualComputationRunsItsCollectivesOnTiles) {
+  // shard_map(psum over "x") of a 8x4 matrix cut [{"x"}, {"y"}] on x=4,
+  // y=2; the result's sharding is the manual computation's (not written on
+  // the result), and the executable reports it.
+  auto executable = Compile(R"(
+module @sm attributes {mhlo.num_partitions = 8 : i32} {
+  sdy.mesh @mesh = <["x"=4, "y"=2]>
+  func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> tensor<2x4xf32> {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {"y"}]>] out_shardings=[<@mesh, [{}, {"y"}]>] manual_axes={"x", "y"} (%arg1: tensor<2x2xf32>) {
+      %1 = "stablehlo.all_reduce"(%arg1) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 2, 4, 6], [1, 3, 5, 7]]> : tensor<2x4xi64>, use_global_device_ids}> ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %s = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %s : tensor<f32>
+      }) : (tensor<2x2xf32>) -> tensor<2x2xf32>
+      sdy.return %1 : tensor<2x2xf32>
+    } : (tensor<8x4xf32>) -> tensor<2x4xf32>
+    return %0 : tensor<2x4xf32>
+  }
+})",
+                            1, 8);
+  ASSERT_OK(executable.status());
+  const std::vector<float> global = Iota(32);
+  // The sum of the four 2x4 row blocks.
+  std::vector<float> sum(8, 0.0f);
+  for (int block = 0; block < 4; ++block) {
+    for (int k = 0; k < 8; ++k) sum[k] += global[block * 8 + k];
+  }
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 8; ++d) {
+    arguments.push_back({Tile(global, 8, 4, 4, 2, d / 2, d % 2)});
+  }
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  for (int d = 0; d < 8; ++d) {
+    EXPECT_EQ(outputs[d][0], Tile(sum, 2, 4, 1, 2, 0, d % 2)) << d;
+  }
+  // [{}, {"y"}]: tiles [1, 2], four copies (the x coordinate).
+  compile::TileLayout layout;
+  layout.tiles = {1, 2};
+  for (int d = 0; d < 8; ++d) {
+    layout.tile_of_device.push_back({0, d % 2});
+    layout.copy_of_device.push_back(d / 2);
+  }
+  ASSERT_EQ((*executable)->output_shardings().size(), 1u);
+  EXPECT_EQ((*executable)->output_shardings()[0],
+            compile::SerializeOpSharding(layout));
+}
+
+TEST_F(SpmdTest, GspmdManualRegionWithShapeCalls) {
+  // GSPMD's shard_map form: @Sharding, @SPMDFullToShardShape, a local op
+  // (adding the partition id), @SPMDShardToFullShape.
+  auto executable = Compile(R"(
+module @g attributes {mhlo.num_partitions = 2 : i32} {
+  func.func @main(%a: tensor<4xf32> {mhlo.sharding = "{devices=[2]<=[2]}"}) -> (tensor<4xf32> {mhlo.sharding = "{devices=[2]<=[2]}"}) {
+    %s = stablehlo.custom_call @Sharding(%a) {mhlo.sharding = "{devices=[2]<=[2]}"} : (tensor<4xf32>) -> tensor<4xf32>
+    %l = stablehlo.custom_call @SPMDFullToShardShape(%s) {mhlo.sharding = "{manual}"} : (tensor<4xf32>) -> tensor<2xf32>
+    %p = stablehlo.partition_id : tensor<ui32>
+    %f = stablehlo.convert %p : (tensor<ui32>) -> tensor<f32>
+    %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<2xf32>
+    %r = stablehlo.add %l, %b : tensor<2xf32>
+    %m = stablehlo.custom_call @Sharding(%r) {mhlo.sharding = "{manual}"} : (tensor<2xf32>) -> tensor<2xf32>
+    %g = stablehlo.custom_call @SPMDShardToFullShape(%m) {mhlo.sharding = "{devices=[2]<=[2]}"} : (tensor<2xf32>) -> tensor<4xf32>
+    return %g : tensor<4xf32>
+  }
+})",
+                            1, 2);
+  ASSERT_OK(executable.status());
+  ASSERT_OK_AND_ASSIGN(auto outputs,
+                       Launch<float>(**executable, {{{1, 2}}, {{3, 4}}}));
+  EXPECT_EQ(outputs[0][0], (std::vector<float>{1, 2}));
+  EXPECT_EQ(outputs[1][0], (std::vector<float>{4, 5}));
+}
+
+TEST_F(SpmdTest, UnsupportedShardingsAreRefusedWithTheirName) {
+  auto unreduced = Compile(R"(
+module @u attributes {mhlo.num_partitions = 2 : i32} {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={"x"}>}) -> tensor<4xf32> {
+    return %a : tensor<4xf32>
+  }
+})",
+                           1, 2);
+  ASSERT_FALSE(unreduced.ok());
+  EXPECT_NE(unreduced.status().message().find("unreduced"), std::string::npos)
+      << unreduced.status().ToString();
+  EXPECT_NE(unreduced.status().message().find("argument 0"), std::string::npos);
+  auto unknown_mesh = Compile(R"(
+module @m attributes {mhlo.num_partitions = 2 : i32} {
+  func.func @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@nowhere, [{"x"}]>}) -> tensor<4xf32> {
+    return %a : tensor<4xf32>
+  }
+})",
+                              1, 2);
+  ASSERT_FALSE(unknown_mesh.ok());
+  EXPECT_NE(unknown_mesh.status().message().find("@nowhere"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln::runtime
