@@ -387,6 +387,11 @@ StatusOr<std::vector<std::optional<TileLayout>>> ResultLayouts(
   return layouts;
 }
 
+// Two layouts put the same elements on every device.
+bool SameTiles(const TileLayout& a, const TileLayout& b) {
+  return a.tiles == b.tiles && a.tile_of_device == b.tile_of_device;
+}
+
 class Partitioner {
  public:
   Partitioner(ir::Module& module, const PartitionTarget& target,
@@ -406,10 +411,21 @@ class Partitioner {
   }
 
  private:
-  // The entry: tiles come in, global values are assembled from them, and
-  // the partition's tiles of the results go out.
+  // A value the partition holds as its tile (`local`) of a global value of
+  // `global_type`; the global value is assembled the first time an op needs
+  // it, and kept.
+  struct Tiled {
+    Value* local = nullptr;
+    TileLayout layout;
+    Type global_type;
+    Value* global = nullptr;
+  };
+
+  // The entry: tiles come in and stay tiles through the ops that can work
+  // on them; the partition's tiles of the results go out.
   Status PartitionEntry(Operation& func) {
     ir::Block& body = ir::func::Body(func);
+    entry_block_ = &body;
     // Result layouts are read before the body is rewritten (inference
     // looks at the ops that make the results).
     ASSIGN_OR_RETURN(std::vector<std::optional<TileLayout>> result_layouts,
@@ -428,14 +444,15 @@ class Partitioner {
         ASSIGN_OR_RETURN(std::vector<int64_t> tile,
                          TileShape(global, *layout, what));
         argument->set_type(global.WithShape(tile));
-        TileOps ops(out, argument->loc(), target_, next_channel_);
-        ASSIGN_OR_RETURN(Value * assembled,
-                         ops.Assemble(argument, global, *layout));
-        substitutions_[argument] = assembled;
+        tiled_[argument] = Tiled{LocalHandle(argument, out, argument->loc()),
+                                 *layout, global, nullptr};
       }
       inputs.push_back(argument->type());
     }
-    RETURN_IF_ERROR(RewriteOps(body.TakeOperations(), out));
+    current_block_is_entry_ = true;
+    Status rewritten = RewriteOps(body.TakeOperations(), out);
+    current_block_is_entry_ = false;
+    RETURN_IF_ERROR(rewritten);
 
     Operation* terminator = out.empty() ? nullptr : out.back().get();
     if (terminator == nullptr || terminator->name() != "func.return") {
@@ -451,12 +468,14 @@ class Partitioner {
       const std::optional<TileLayout>& layout =
           i < static_cast<int>(result_layouts.size()) ? result_layouts[i]
                                                       : std::nullopt;
+      Value* value = nullptr;
       if (layout) {
-        TileOps ops(out, ret->loc(), target_, next_channel_);
-        ASSIGN_OR_RETURN(Value * tile, ops.Slice(result, *layout, what));
-        ret->SetOperand(i, tile);
+        ASSIGN_OR_RETURN(value, TileOf(result, *layout, out, ret->loc(), what));
+      } else {
+        ASSIGN_OR_RETURN(value, Global(result, out, ret->loc()));
       }
-      results.push_back(ret->operand(i)->type());
+      ret->SetOperand(i, value);
+      results.push_back(value->type());
     }
     out.push_back(std::move(ret));
     body.SetOperations(std::move(out));
@@ -472,32 +491,307 @@ class Partitioner {
     return OkStatus();
   }
 
+  // The global value of `value`: itself, or its tiles assembled (once).
+  StatusOr<Value*> Global(Value* value, OpList& out, const ir::Location& loc) {
+    auto it = tiled_.find(value);
+    if (it == tiled_.end()) return value;
+    Tiled& tiled = it->second;
+    if (tiled.global == nullptr) {
+      TileOps ops(out, loc, target_, next_channel_);
+      ASSIGN_OR_RETURN(
+          tiled.global,
+          ops.Assemble(tiled.local, tiled.global_type, tiled.layout));
+    }
+    return tiled.global;
+  }
+
+  // The partition's tile of `value` under `layout`: the tile it holds when
+  // the layouts agree, else sliced from the global value.
+  StatusOr<Value*> TileOf(Value* value, const TileLayout& layout, OpList& out,
+                          const ir::Location& loc, std::string_view what) {
+    auto it = tiled_.find(value);
+    if (it != tiled_.end() && SameTiles(it->second.layout, layout)) {
+      return it->second.local;
+    }
+    ASSIGN_OR_RETURN(Value * global, Global(value, out, loc));
+    if (layout.IsReplicated()) return global;
+    TileOps ops(out, loc, target_, next_channel_);
+    return ops.Slice(global, layout, what);
+  }
+
+  // Gives every operand of `op`, and every value its regions use from
+  // outside, as a global value.
+  Status UseGlobals(Operation& op, OpList& out) {
+    for (int i = 0; i < op.num_operands(); ++i) {
+      ASSIGN_OR_RETURN(Value * global, Global(op.operand(i), out, op.loc()));
+      op.SetOperand(i, global);
+    }
+    if (op.num_regions() == 0) return OkStatus();
+    // Values of this block that the regions read: their global values are
+    // made here, where every region can see them.
+    std::vector<Value*> outer;
+    for (const auto& region : op.regions()) {
+      for (const auto& block : region->blocks()) {
+        for (const auto& inner : block->operations()) {
+          inner->Walk([&](Operation& nested) {
+            for (Value* operand : nested.operands()) {
+              if (tiled_.count(operand)) outer.push_back(operand);
+            }
+          });
+        }
+      }
+    }
+    for (Value* value : outer) {
+      ASSIGN_OR_RETURN(Value * global, Global(value, out, op.loc()));
+      substitutions_[value] = global;
+    }
+    return OkStatus();
+  }
+
+  // An elementwise op whose operands include tiles of one layout runs on
+  // tiles of that layout: its other full-shape operands are sliced, scalars
+  // stay. Returns false (and changes nothing) when that does not apply.
+  StatusOr<bool> RunOnTiles(Operation& op, OpList& out) {
+    if (!IsElementwise(op) || op.num_results() != 1 || op.num_regions() != 0) {
+      return false;
+    }
+    const Type& type = op.result(0)->type();
+    if (!type.IsTensor() || !type.HasStaticShape()) return false;
+    const TileLayout* layout = nullptr;
+    for (Value* operand : op.operands()) {
+      const Type& operand_type = operand->type();
+      auto it = tiled_.find(operand);
+      if (it != tiled_.end()) {
+        if (it->second.global_type.shape() != type.shape()) return false;
+        if (layout == nullptr) {
+          layout = &it->second.layout;
+        } else if (!SameTiles(*layout, it->second.layout)) {
+          return false;
+        }
+      } else if (!operand_type.IsTensor() ||
+                 (operand_type.rank() != 0 &&
+                  operand_type.shape() != type.shape())) {
+        return false;
+      }
+    }
+    if (layout == nullptr) return false;
+    const TileLayout chosen = *layout;
+    ASSIGN_OR_RETURN(std::vector<int64_t> tile,
+                     TileShape(type, chosen, op.Describe()));
+    for (int i = 0; i < op.num_operands(); ++i) {
+      Value* operand = op.operand(i);
+      if (!tiled_.count(operand) && operand->type().rank() == 0) continue;
+      ASSIGN_OR_RETURN(Value * local,
+                       TileOf(operand, chosen, out, op.loc(), op.Describe()));
+      op.SetOperand(i, local);
+    }
+    Value* result = op.result(0);
+    pending_tiled_ = Tiled{nullptr, chosen, type, nullptr};
+    result->set_type(type.WithShape(tile));
+    return true;
+  }
+
+  // A value standing for `local` where ops want the tile itself: the ops
+  // that refer to a tiled value by its own name want the global value
+  // (Global) or a tile of some layout (TileOf), so the tile needs a name
+  // of its own. An identity, free once lowered.
+  Value* LocalHandle(Value* local, OpList& out, const ir::Location& loc) {
+    auto cast =
+        std::make_unique<Operation>("builtin.unrealized_conversion_cast",
+                                    std::vector<Type>{local->type()}, loc);
+    cast->AddOperand(local);
+    out.push_back(std::move(cast));
+    return out.back()->result(0);
+  }
+
   // Rewrites `ops` in order into `out`: operands of replaced values are
-  // redirected, manual computations inlined, and GSPMD's shard/full-shape
-  // calls turned into slices and assemblies.
+  // redirected, tiles kept through elementwise ops, manual computations
+  // inlined, GSPMD's shard/full-shape calls turned into slices and
+  // assemblies, ops placed on one device run there only, and every other
+  // op given global values.
   Status RewriteOps(OpList ops, OpList& out) {
     for (std::unique_ptr<Operation>& op : ops) {
+      const std::string target = CustomCallTarget(*op);
+      // The sharding of @SPMDFullToShardShape's operand, from the @Sharding
+      // call that makes it (read before that call is folded away).
+      std::string full_to_shard_sharding;
+      if (target == "SPMDFullToShardShape" && op->num_operands() == 1) {
+        const Operation* producer = op->operand(0)->defining_op();
+        if (producer != nullptr && CustomCallTarget(*producer) == "Sharding") {
+          Attribute sharding = producer->GetAttr("mhlo.sharding");
+          if (sharding.is(AttrKind::kString)) {
+            full_to_shard_sharding = sharding.string_value();
+          }
+        }
+      }
       for (int i = 0; i < op->num_operands(); ++i) {
         auto it = substitutions_.find(op->operand(i));
         if (it != substitutions_.end()) op->SetOperand(i, it->second);
       }
-      for (const auto& region : op->regions()) {
-        for (const auto& block : region->blocks()) {
-          RETURN_IF_ERROR(RewriteBlock(*block));
-        }
-      }
       if (IsManualComputation(*op)) {
         RETURN_IF_ERROR(InlineManualComputation(*op, out));
+        removed_.push_back(std::move(op));
         continue;
       }
-      const std::string target = CustomCallTarget(*op);
       if (target == "SPMDFullToShardShape" ||
           target == "SPMDShardToFullShape") {
-        RETURN_IF_ERROR(RewriteGspmdShapeCall(*op, target, out));
+        RETURN_IF_ERROR(
+            RewriteGspmdShapeCall(*op, target, full_to_shard_sharding, out));
+        removed_.push_back(std::move(op));
         continue;
+      }
+      // Sharding annotations are identities once the program is
+      // partitioned; they leave the partition's program.
+      if ((op->name() == "sdy.sharding_constraint" ||
+           op->name() == "sdy.reshard" ||
+           op->name() == "sdy.propagation_barrier" || target == "Sharding") &&
+          op->num_operands() == 1 && op->num_results() == 1) {
+        substitutions_[op->result(0)] = op->operand(0);
+        removed_.push_back(std::move(op));
+        continue;
+      }
+      ASSIGN_OR_RETURN(std::optional<int64_t> device, MaximalDevice(*op));
+      if (device) {
+        RETURN_IF_ERROR(UseGlobals(*op, out));
+        RETURN_IF_ERROR(RunOnOneDevice(std::move(op), *device, out));
+        continue;
+      }
+      ASSIGN_OR_RETURN(bool on_tiles, RunOnTiles(*op, out));
+      if (on_tiles) {
+        Value* result = op->result(0);
+        const ir::Location loc = op->loc();
+        out.push_back(std::move(op));
+        pending_tiled_.local = LocalHandle(result, out, loc);
+        tiled_[result] = std::move(pending_tiled_);
+        continue;
+      }
+      {
+        // The entry's return takes tiles as they are (PartitionEntry).
+        const bool entry_return = op->name() == "func.return" &&
+                                  op->parent_block() == nullptr &&
+                                  current_block_is_entry_;
+        if (!entry_return) RETURN_IF_ERROR(UseGlobals(*op, out));
+        for (const auto& region : op->regions()) {
+          for (const auto& block : region->blocks()) {
+            const bool saved = current_block_is_entry_;
+            current_block_is_entry_ = false;
+            Status status = RewriteBlock(*block);
+            current_block_is_entry_ = saved;
+            RETURN_IF_ERROR(status);
+          }
+        }
       }
       out.push_back(std::move(op));
     }
+    return OkStatus();
+  }
+
+  // The device an op is placed on by a maximal sharding
+  // (`sdy.sharding = #sdy.sharding_per_value<[<@maximal_mesh_0, []>]>`,
+  // or `mhlo.sharding = "{maximal device=0}"`), as JAX places host
+  // callbacks; nullopt for any other op.
+  StatusOr<std::optional<int64_t>> MaximalDevice(const Operation& op) const {
+    Attribute shardy = op.attributes().Get("sdy.sharding");
+    if (shardy) {
+      StatusOr<std::vector<TensorSharding>> shardings =
+          ParseShardingPerValue(shardy.ToString());
+      if (!shardings.ok() || shardings->empty()) return std::nullopt;
+      const TensorSharding& first = (*shardings)[0];
+      const Mesh* mesh = nullptr;
+      if (first.inline_mesh) {
+        mesh = &*first.inline_mesh;
+      } else if (auto it = meshes_.find(first.mesh_name); it != meshes_.end()) {
+        mesh = &it->second;
+      }
+      if (mesh == nullptr || !mesh->axis_names.empty() ||
+          mesh->device_ids.size() != 1) {
+        return std::nullopt;
+      }
+      return std::optional<int64_t>(mesh->device_ids[0]);
+    }
+    Attribute gspmd = op.attributes().Get("mhlo.sharding");
+    if (gspmd.is(AttrKind::kString)) {
+      const std::string& text = gspmd.string_value();
+      size_t at = text.find("maximal device=");
+      if (at == std::string::npos) return std::nullopt;
+      std::optional<int64_t> device = ParseInt64(
+          text.substr(at + 15, text.find_first_of(" }", at + 15) - (at + 15)));
+      if (device) return device;
+    }
+    return std::nullopt;
+  }
+
+  // An op placed on one device runs there only; the other partitions get
+  // its results from that device (a collective_broadcast), tokens made
+  // afresh. Every partition emits the same collectives, in order.
+  Status RunOnOneDevice(std::unique_ptr<Operation> op, int64_t device,
+                        OpList& out) {
+    if (device < 0 || device >= target_.num_partitions) {
+      return InvalidArgumentError(op->Describe(), ": placed on device ", device,
+                                  " of a program of ", target_.num_partitions,
+                                  " partitions");
+    }
+    const bool here = device == target_.partition_id;
+    Operation& placed = *op;
+    const ir::Location loc = op->loc();
+    std::vector<Value*> results;
+    if (here) {
+      op->RemoveAttr("sdy.sharding");
+      out.push_back(std::move(op));
+      results = placed.results();
+    }
+    // The group: the placed device first (the broadcast's source), then
+    // the others, in every replica.
+    std::vector<int64_t> group = {device};
+    for (int64_t d = 0; d < target_.num_partitions; ++d) {
+      if (d != device) group.push_back(d);
+    }
+    std::string bytes(group.size() * sizeof(int64_t), '\0');
+    std::memcpy(bytes.data(), group.data(), bytes.size());
+    Type groups_type = Type::Tensor({1, static_cast<int64_t>(group.size())},
+                                    Type::Element(ir::ElementType::kI64));
+    for (int i = 0; i < placed.num_results(); ++i) {
+      const Type& type = placed.result(i)->type();
+      Value* value = here ? results[i] : nullptr;
+      if (type.IsToken()) {
+        if (!here) {
+          auto token = std::make_unique<Operation>(
+              "stablehlo.after_all", std::vector<Type>{type}, loc);
+          out.push_back(std::move(token));
+          value = out.back()->result(0);
+        }
+        substitutions_[placed.result(i)] = value;
+        continue;
+      }
+      if (!type.IsTensor() || !type.HasStaticShape()) {
+        return UnimplementedError(placed.Describe(), ": result ", i, " (",
+                                  type.ToString(),
+                                  ") of an op placed on one device");
+      }
+      if (!here) {
+        auto zeros = std::make_unique<Operation>("stablehlo.constant",
+                                                 std::vector<Type>{type}, loc);
+        // A splat of zero bytes: zero (or false) in every element type.
+        zeros->SetAttr(
+            "value",
+            Attribute::DenseElements(
+                type,
+                std::string(ir::StorageBytes(type.StorageElementType()), '\0'),
+                /*splat=*/true));
+        out.push_back(std::move(zeros));
+        value = out.back()->result(0);
+      }
+      auto broadcast = std::make_unique<Operation>(
+          "stablehlo.collective_broadcast", std::vector<Type>{type}, loc);
+      broadcast->AddOperand(value);
+      broadcast->SetAttr("replica_groups",
+                         Attribute::DenseElements(groups_type, bytes, false));
+      broadcast->SetAttr("channel_handle", Attribute::Channel(ir::ChannelHandle{
+                                               next_channel_++, 1}));
+      out.push_back(std::move(broadcast));
+      substitutions_[placed.result(i)] = out.back()->result(0);
+    }
+    if (!here) removed_.push_back(std::move(op));
     return OkStatus();
   }
 
@@ -538,12 +832,8 @@ class Partitioner {
           LayoutOfShardy(in_shardings[i], meshes_, global->type().rank(),
                          target_.num_partitions, &manual_axes);
       if (!in_layout.ok()) return in_layout.status().WithContext(what);
-      const TileLayout& layout = *in_layout;
-      Value* tile = global;
-      if (!layout.IsReplicated()) {
-        TileOps ops(out, op.loc(), target_, next_channel_);
-        ASSIGN_OR_RETURN(tile, ops.Slice(global, layout, what));
-      }
+      ASSIGN_OR_RETURN(Value * tile,
+                       TileOf(global, *in_layout, out, op.loc(), what));
       if (tile->type() != body.argument(i)->type()) {
         return InvalidArgumentError(
             what, ": its tile is ", tile->type().ToString(),
@@ -572,6 +862,9 @@ class Partitioner {
       if (auto it = substitutions_.find(tile); it != substitutions_.end()) {
         tile = it->second;
       }
+      // A tile of a manual computation nested in the body is, for this
+      // one, a whole value.
+      ASSIGN_OR_RETURN(tile, Global(tile, out, op.loc()));
       const Type& global_type = op.result(i)->type();
       std::string what = StrCat(op.Describe(), ": result ", i);
       if (!global_type.IsTensor()) {
@@ -592,8 +885,10 @@ class Partitioner {
               what, ": the body returns ", tile->type().ToString(),
               " for a tile of ", StrJoin(expected, "x"));
         }
-        TileOps ops(out, op.loc(), target_, next_channel_);
-        ASSIGN_OR_RETURN(global, ops.Assemble(tile, global_type, layout));
+        // Kept as the partition's tile; assembled if an op needs it whole.
+        tiled_[op.result(i)] = Tiled{LocalHandle(tile, out, op.loc()), layout,
+                                     global_type, nullptr};
+        continue;
       } else if (tile->type() != global_type) {
         return InvalidArgumentError(what, ": the body returns ",
                                     tile->type().ToString(), " for ",
@@ -605,10 +900,11 @@ class Partitioner {
   }
 
   // GSPMD's manual regions: `@SPMDFullToShardShape` takes the tile of its
-  // operand (whose sharding the `@Sharding` call defining it gives), and
-  // `@SPMDShardToFullShape` assembles the global value its own
-  // `mhlo.sharding` describes.
+  // operand (whose sharding the `@Sharding` call that makes the operand
+  // gives), and `@SPMDShardToFullShape` makes a tiled value of the layout
+  // its own `mhlo.sharding` describes.
   Status RewriteGspmdShapeCall(Operation& op, const std::string& target,
+                               const std::string& operand_sharding,
                                OpList& out) {
     if (op.num_operands() != 1 || op.num_results() != 1) {
       return InvalidArgumentError(op.Describe(), ": @", target,
@@ -616,37 +912,51 @@ class Partitioner {
     }
     Value* operand = op.operand(0);
     const bool to_shard = target == "SPMDFullToShardShape";
-    const Operation* sharding_op = to_shard ? operand->defining_op() : &op;
-    if (to_shard && (sharding_op == nullptr ||
-                     CustomCallTarget(*sharding_op) != "Sharding")) {
-      return UnimplementedError(op.Describe(),
-                                ": @SPMDFullToShardShape of a value without "
-                                "an @Sharding custom call before it");
-    }
-    Attribute sharding = sharding_op->GetAttr("mhlo.sharding");
-    if (!sharding.is(AttrKind::kString)) {
-      return InvalidArgumentError(op.Describe(), ": no mhlo.sharding string");
+    std::string sharding;
+    if (to_shard) {
+      if (operand_sharding.empty()) {
+        return UnimplementedError(op.Describe(),
+                                  ": @SPMDFullToShardShape of a value without "
+                                  "an @Sharding custom call before it");
+      }
+      sharding = operand_sharding;
+    } else {
+      Attribute own = op.GetAttr("mhlo.sharding");
+      if (!own.is(AttrKind::kString)) {
+        return InvalidArgumentError(op.Describe(), ": no mhlo.sharding string");
+      }
+      sharding = own.string_value();
     }
     const Type& global_type = to_shard ? operand->type() : op.result(0)->type();
-    StatusOr<TileLayout> parsed = LayoutOfGspmd(
-        sharding.string_value(), global_type.rank(), target_.num_partitions);
+    StatusOr<TileLayout> parsed =
+        LayoutOfGspmd(sharding, global_type.rank(), target_.num_partitions);
     if (!parsed.ok()) return parsed.status().WithContext(op.Describe());
     const TileLayout& layout = *parsed;
-    TileOps ops(out, op.loc(), target_, next_channel_);
-    Value* value = operand;
-    if (!layout.IsReplicated()) {
-      if (to_shard) {
-        ASSIGN_OR_RETURN(value, ops.Slice(operand, layout, op.Describe()));
-      } else {
-        ASSIGN_OR_RETURN(value, ops.Assemble(operand, global_type, layout));
+    if (to_shard) {
+      ASSIGN_OR_RETURN(Value * tile,
+                       TileOf(operand, layout, out, op.loc(), op.Describe()));
+      if (tile->type() != op.result(0)->type()) {
+        return InvalidArgumentError(
+            op.Describe(), ": gives ", op.result(0)->type().ToString(),
+            " but the sharding makes ", tile->type().ToString());
       }
+      substitutions_[op.result(0)] = tile;
+      return OkStatus();
     }
-    if (value->type() != op.result(0)->type()) {
-      return InvalidArgumentError(
-          op.Describe(), ": gives ", op.result(0)->type().ToString(),
-          " but the sharding makes ", value->type().ToString());
+    ASSIGN_OR_RETURN(Value * tile, Global(operand, out, op.loc()));
+    if (layout.IsReplicated()) {
+      substitutions_[op.result(0)] = tile;
+      return OkStatus();
     }
-    substitutions_[op.result(0)] = value;
+    ASSIGN_OR_RETURN(std::vector<int64_t> expected,
+                     TileShape(global_type, layout, op.Describe()));
+    if (tile->type().shape() != expected) {
+      return InvalidArgumentError(op.Describe(), ": takes ",
+                                  tile->type().ToString(), " for a tile of ",
+                                  StrJoin(expected, "x"));
+    }
+    tiled_[op.result(0)] =
+        Tiled{LocalHandle(tile, out, op.loc()), layout, global_type, nullptr};
     return OkStatus();
   }
 
@@ -654,6 +964,13 @@ class Partitioner {
   const PartitionTarget& target_;
   std::map<std::string, Mesh> meshes_;
   std::map<const Value*, Value*> substitutions_;
+  std::map<const Value*, Tiled> tiled_;
+  Tiled pending_tiled_;  // what RunOnTiles made, for RewriteOps to register
+  // Ops taken out of the program, kept until the partitioner is done: the
+  // maps above hold their results' addresses.
+  OpList removed_;
+  const ir::Block* entry_block_ = nullptr;
+  bool current_block_is_entry_ = false;
   int64_t next_channel_ = kFirstChannel;
 };
 
@@ -707,6 +1024,44 @@ Status PartitionModule(ir::Module& module, const PartitionTarget& target) {
   ASSIGN_OR_RETURN(auto meshes, ModuleMeshes(module));
   Partitioner partitioner(module, target, std::move(meshes));
   return partitioner.Run();
+}
+
+}  // namespace kiln::compile
+
+namespace kiln::compile {
+namespace {
+
+// A dictionary without its `sdy.` entries (null when nothing is left).
+Attribute WithoutShardy(const Attribute& dictionary) {
+  if (!dictionary.is(AttrKind::kDictionary)) return dictionary;
+  std::vector<ir::NamedAttribute> kept;
+  for (const ir::NamedAttribute& entry : dictionary.dictionary()) {
+    if (entry.first.rfind("sdy.", 0) != 0) kept.push_back(entry);
+  }
+  return Attribute::Dictionary(std::move(kept));
+}
+
+}  // namespace
+
+void StripShardy(ir::Module& module) {
+  ir::Block& body = module.body();
+  std::vector<std::unique_ptr<Operation>> kept;
+  for (std::unique_ptr<Operation>& op : body.TakeOperations()) {
+    if (op->dialect() != "sdy") kept.push_back(std::move(op));
+  }
+  body.SetOperations(std::move(kept));
+  for (Operation* func : module.Functions()) {
+    for (const char* list : {"arg_attrs", "res_attrs"}) {
+      Attribute attrs = func->GetAttr(list);
+      if (!attrs.is(AttrKind::kArray)) continue;
+      std::vector<Attribute> stripped;
+      for (const Attribute& dictionary : attrs.array()) {
+        stripped.push_back(WithoutShardy(dictionary));
+      }
+      func->SetAttr(list, Attribute::Array(std::move(stripped)));
+    }
+  }
+  module.op().Walk([](Operation& op) { op.RemoveAttr("sdy.sharding"); });
 }
 
 }  // namespace kiln::compile

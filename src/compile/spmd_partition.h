@@ -50,6 +50,11 @@ StatusOr<EntryLayouts> ReadEntryLayouts(const ir::Module& module,
 // sharding; nothing is partitioned half-way into wrong results.
 Status PartitionModule(ir::Module& module, const PartitionTarget& target);
 
+// Drops what is left of Shardy in a partitioned module (its `sdy.mesh` ops
+// and `sdy.*` attributes), so that the program a partition runs reads as
+// plain StableHLO (what `OptimizedProgram` returns).
+void StripShardy(ir::Module& module);
+
 }  // namespace kiln::compile
 
 #endif  // KILN_COMPILE_SPMD_PARTITION_H_

@@ -558,7 +558,7 @@ PJRT_Error* PJRT_Executable_OptimizedProgram(
         CheckStruct(program, PJRT_STRUCT_SIZE(PJRT_Program, format_size),
                     "PJRT_Executable_OptimizedProgram_Args.program"));
     static constexpr std::string_view kFormat = "mlir";
-    const std::string& text = state.executable->program_text();
+    const std::string& text = state.executable->optimized_text();
     program->format = kFormat.data();
     program->format_size = kFormat.size();
     if (program->code == nullptr) {

@@ -495,6 +495,19 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
   ir::PrintOptions print_options;
   print_options.locations = false;
   executable->program_text_ = ir::PrintModule(*module, print_options);
+  // What a partitioned program's first partition runs: its tiles, its
+  // collectives, no Shardy left.
+  if (partitioned) {
+    std::unique_ptr<ir::Module> first = module->Clone();
+    compile::PartitionTarget target;
+    target.num_partitions = spec.num_partitions;
+    target.num_replicas = spec.num_replicas;
+    RETURN_IF_ERROR(compile::PartitionModule(*first, target));
+    compile::StripShardy(*first);
+    executable->optimized_text_ = ir::PrintModule(*first, print_options);
+  } else {
+    executable->optimized_text_ = executable->program_text_;
+  }
   uint64_t fingerprint = Fingerprint64(executable->program_text_);
   fingerprint = FingerprintCombine(fingerprint, spec.num_replicas);
   fingerprint = FingerprintCombine(fingerprint, spec.num_partitions);

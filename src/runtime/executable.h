@@ -142,6 +142,9 @@ class Executable {
   uint64_t fingerprint() const { return fingerprint_; }
   // The program as Kiln read it, printed as MLIR text.
   const std::string& program_text() const { return program_text_; }
+  // The program as it runs (OptimizedProgram): for a partitioned program,
+  // the first partition's, over its tiles; else the program text.
+  const std::string& optimized_text() const { return optimized_text_; }
   const CostAnalysis& cost() const { return cost_; }
   const CompiledMemoryStats& memory_stats() const { return memory_stats_; }
   // Serialized `xla.OpSharding` protos of the parameters and outputs of a
@@ -209,6 +212,7 @@ class Executable {
   std::vector<std::shared_ptr<const exec::Plan>> plans_;
   uint64_t fingerprint_ = 0;
   std::string program_text_;
+  std::string optimized_text_;
   CostAnalysis cost_;
   CompiledMemoryStats memory_stats_;
   bool runs_inline_ = false;
