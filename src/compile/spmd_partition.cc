@@ -591,6 +591,105 @@ class Partitioner {
     return true;
   }
 
+  // Shape ops that keep a tiled operand tiled: a transpose (the tiles move
+  // with the dimensions), a broadcast_in_dim (kept dimensions keep their
+  // tiles, new ones are whole), a slice that keeps every cut dimension
+  // whole, and a reshape that only adds or drops dimensions of size 1. The
+  // op is rewritten in place over the operand's tile; false (nothing
+  // changed) when it is none of these.
+  StatusOr<bool> RunShapeOpOnTiles(Operation& op, OpList& out) {
+    if (op.num_operands() != 1 || op.num_results() != 1) return false;
+    auto it = tiled_.find(op.operand(0));
+    if (it == tiled_.end()) return false;
+    const Tiled& source = it->second;
+    const Type& result_type = op.result(0)->type();
+    if (!result_type.IsTensor() || !result_type.HasStaticShape()) return false;
+    const std::vector<int64_t>& in_shape = source.global_type.shape();
+    const std::vector<int64_t>& out_shape = result_type.shape();
+    const size_t in_rank = in_shape.size(), out_rank = out_shape.size();
+    const size_t devices = source.layout.tile_of_device.size();
+    // For each result dimension, the operand dimension whose tiles it
+    // takes (-1: whole).
+    std::vector<int64_t> from(out_rank, -1);
+    if (op.name() == "stablehlo.transpose") {
+      Attribute perm = op.GetAttr("permutation");
+      if (!perm.is(AttrKind::kDenseArray)) return false;
+      for (size_t j = 0; j < out_rank; ++j) from[j] = perm.dense_ints()[j];
+    } else if (op.name() == "stablehlo.broadcast_in_dim") {
+      Attribute dims = op.GetAttr("broadcast_dimensions");
+      if (!dims.is(AttrKind::kDenseArray)) return false;
+      for (size_t i = 0; i < in_rank; ++i) {
+        const int64_t j = dims.dense_ints()[i];
+        if (source.layout.tiles[i] > 1 && in_shape[i] != out_shape[j]) {
+          return false;
+        }
+        from[j] = static_cast<int64_t>(i);
+      }
+    } else if (op.name() == "stablehlo.slice") {
+      Attribute start = op.GetAttr("start_indices");
+      Attribute limit = op.GetAttr("limit_indices");
+      Attribute strides = op.GetAttr("strides");
+      if (!start.is(AttrKind::kDenseArray) ||
+          !limit.is(AttrKind::kDenseArray) ||
+          !strides.is(AttrKind::kDenseArray)) {
+        return false;
+      }
+      for (size_t i = 0; i < in_rank; ++i) {
+        if (source.layout.tiles[i] > 1 &&
+            (start.dense_ints()[i] != 0 ||
+             limit.dense_ints()[i] != in_shape[i] ||
+             strides.dense_ints()[i] != 1)) {
+          return false;
+        }
+        from[i] = static_cast<int64_t>(i);
+      }
+    } else if (op.name() == "stablehlo.reshape") {
+      // The dimensions other than 1, in order, must be the same.
+      std::vector<size_t> in_dims, out_dims;
+      for (size_t i = 0; i < in_rank; ++i) {
+        if (in_shape[i] != 1) in_dims.push_back(i);
+      }
+      for (size_t j = 0; j < out_rank; ++j) {
+        if (out_shape[j] != 1) out_dims.push_back(j);
+      }
+      if (in_dims.size() != out_dims.size()) return false;
+      for (size_t k = 0; k < in_dims.size(); ++k) {
+        if (in_shape[in_dims[k]] != out_shape[out_dims[k]]) return false;
+        from[out_dims[k]] = static_cast<int64_t>(in_dims[k]);
+      }
+    } else {
+      return false;
+    }
+    TileLayout layout;
+    layout.tiles.assign(out_rank, 1);
+    layout.tile_of_device.assign(devices, std::vector<int64_t>(out_rank, 0));
+    layout.copy_of_device = source.layout.copy_of_device;
+    int64_t kept = 1;
+    for (size_t j = 0; j < out_rank; ++j) {
+      if (from[j] < 0) continue;
+      layout.tiles[j] = source.layout.tiles[from[j]];
+      kept *= layout.tiles[j];
+      for (size_t d = 0; d < devices; ++d) {
+        layout.tile_of_device[d][j] = source.layout.tile_of_device[d][from[j]];
+      }
+    }
+    // Every cut dimension of the operand must reach the result.
+    if (kept != source.layout.TileCount()) return false;
+    ASSIGN_OR_RETURN(std::vector<int64_t> tile,
+                     TileShape(result_type, layout, op.Describe()));
+    if (op.name() == "stablehlo.slice") {
+      std::vector<int64_t> limit = op.GetAttr("limit_indices").dense_ints();
+      for (size_t i = 0; i < in_rank; ++i) {
+        if (source.layout.tiles[i] > 1) limit[i] = tile[i];
+      }
+      op.SetAttr("limit_indices", Attribute::DenseI64Array(limit));
+    }
+    op.SetOperand(0, source.local);
+    pending_tiled_ = Tiled{nullptr, layout, result_type, nullptr};
+    op.result(0)->set_type(result_type.WithShape(tile));
+    return true;
+  }
+
   // A value standing for `local` where ops want the tile itself: the ops
   // that refer to a tiled value by its own name want the global value
   // (Global) or a tile of some layout (TileOf), so the tile needs a name
@@ -650,6 +749,16 @@ class Partitioner {
         removed_.push_back(std::move(op));
         continue;
       }
+      // A partitioned host callback (`jax.debug.print(..., partitioned=True)`)
+      // runs on every partition with the tiles it holds.
+      if (op->attributes().Get("kiln.partitioned")) {
+        for (int i = 0; i < op->num_operands(); ++i) {
+          auto it = tiled_.find(op->operand(i));
+          if (it != tiled_.end()) op->SetOperand(i, it->second.local);
+        }
+        out.push_back(std::move(op));
+        continue;
+      }
       ASSIGN_OR_RETURN(std::optional<int64_t> device, MaximalDevice(*op));
       if (device) {
         RETURN_IF_ERROR(UseGlobals(*op, out));
@@ -657,6 +766,9 @@ class Partitioner {
         continue;
       }
       ASSIGN_OR_RETURN(bool on_tiles, RunOnTiles(*op, out));
+      if (!on_tiles) {
+        ASSIGN_OR_RETURN(on_tiles, RunShapeOpOnTiles(*op, out));
+      }
       if (on_tiles) {
         Value* result = op->result(0);
         const ir::Location loc = op->loc();
