@@ -749,16 +749,6 @@ class Partitioner {
         removed_.push_back(std::move(op));
         continue;
       }
-      // A partitioned host callback (`jax.debug.print(..., partitioned=True)`)
-      // runs on every partition with the tiles it holds.
-      if (op->attributes().Get("kiln.partitioned")) {
-        for (int i = 0; i < op->num_operands(); ++i) {
-          auto it = tiled_.find(op->operand(i));
-          if (it != tiled_.end()) op->SetOperand(i, it->second.local);
-        }
-        out.push_back(std::move(op));
-        continue;
-      }
       ASSIGN_OR_RETURN(std::optional<int64_t> device, MaximalDevice(*op));
       if (device) {
         RETURN_IF_ERROR(UseGlobals(*op, out));

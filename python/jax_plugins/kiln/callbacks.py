@@ -167,13 +167,10 @@ def register() -> None:
         result = ffi.build_ffi_lowering_function(
             "kiln_python_callback", has_side_effect=has_side_effect,
         )(ctx, *operands, callback_id=np.uint64(registration.callback_id))
-        if partitioned:
-            # Called on each partition's own tiles (Kiln's partitioner reads
-            # the mark), where an unpartitioned callback runs once, on one
-            # device, with whole values.
-            from jax._src.lib.mlir import ir
-            result.attributes["kiln.partitioned"] = ir.UnitAttr.get()
-        elif sharding is not None:
+        # `partitioned=True` callbacks run as unpartitioned ones do (once,
+        # with whole values): Kiln's callback trampoline passes buffers of
+        # the shapes JAX lowered, not of a partition's tiles.
+        if sharding is not None:
             mlir.set_sharding(ctx.module_context, result, sharding)
         results = list(result.results)
         new_token = None
