@@ -1,7 +1,9 @@
 #include "compile/spmd_partition.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "base/strings.h"
@@ -398,6 +400,11 @@ class Partitioner {
               std::map<std::string, Mesh> meshes)
       : module_(module), target_(target), meshes_(std::move(meshes)) {}
 
+  // The layouts the entry's results go out with (after Run).
+  const std::vector<std::optional<TileLayout>>& result_layouts() const {
+    return chosen_result_layouts_;
+  }
+
   Status Run() {
     Operation* entry = module_.EntryFunction();
     for (Operation* func : module_.Functions()) {
@@ -468,14 +475,26 @@ class Partitioner {
       const std::optional<TileLayout>& layout =
           i < static_cast<int>(result_layouts.size()) ? result_layouts[i]
                                                       : std::nullopt;
+      Attribute attrs = ir::func::ResultAttrs(func, i);
+      const bool annotated =
+          attrs.is(AttrKind::kDictionary) &&
+          (attrs.Get("sdy.sharding") || attrs.Get("mhlo.sharding"));
+      auto tiled = tiled_.find(result);
       Value* value = nullptr;
-      if (layout) {
+      std::optional<TileLayout> chosen = layout;
+      if (!annotated && tiled != tiled_.end() &&
+          !tiled->second.layout.IsReplicated()) {
+        // A result the program leaves open goes out as the tile it is.
+        chosen = tiled->second.layout;
+        value = tiled->second.local;
+      } else if (layout) {
         ASSIGN_OR_RETURN(value, TileOf(result, *layout, out, ret->loc(), what));
       } else {
         ASSIGN_OR_RETURN(value, Global(result, out, ret->loc()));
       }
       ret->SetOperand(i, value);
       results.push_back(value->type());
+      chosen_result_layouts_.push_back(std::move(chosen));
     }
     out.push_back(std::move(ret));
     body.SetOperations(std::move(out));
@@ -496,6 +515,8 @@ class Partitioner {
     auto it = tiled_.find(value);
     if (it == tiled_.end()) return value;
     Tiled& tiled = it->second;
+    // A layout of one tile: every device has the whole value.
+    if (tiled.layout.IsReplicated()) return tiled.local;
     if (tiled.global == nullptr) {
       TileOps ops(out, loc, target_, next_channel_);
       ASSIGN_OR_RETURN(
@@ -690,6 +711,359 @@ class Partitioner {
     return true;
   }
 
+  // A layout's copy numbers made afresh from `key` per device (devices with
+  // the same tile and different keys are different copies); false when the
+  // tiles do not each have the same number of holders, all of them present.
+  static bool RenumberCopies(TileLayout& layout,
+                             const std::vector<std::vector<int64_t>>& key) {
+    const size_t devices = layout.tile_of_device.size();
+    std::map<std::vector<int64_t>, int64_t> holders;
+    std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, int64_t>
+        seen;
+    for (size_t d = 0; d < devices; ++d) {
+      ++holders[layout.tile_of_device[d]];
+      if (seen.count({layout.tile_of_device[d], key[d]})) return false;
+      seen[{layout.tile_of_device[d], key[d]}] = 0;
+    }
+    const int64_t tiles = layout.TileCount();
+    if (static_cast<int64_t>(holders.size()) != tiles) return false;
+    const int64_t copies = static_cast<int64_t>(devices) / tiles;
+    for (const auto& [tile, count] : holders) {
+      if (count != copies) return false;
+    }
+    // Copy c of every tile: the holders ranked by key.
+    std::map<std::vector<int64_t>,
+             std::vector<std::pair<std::vector<int64_t>, size_t>>>
+        by_tile;
+    for (size_t d = 0; d < devices; ++d) {
+      by_tile[layout.tile_of_device[d]].push_back({key[d], d});
+    }
+    // Keys must rank the same way in every tile for groups to line up: the
+    // key without the tile is the group.
+    std::map<std::vector<int64_t>, int64_t> group_of_key;
+    for (auto& [tile, list] : by_tile) {
+      std::sort(list.begin(), list.end());
+      for (size_t rank = 0; rank < list.size(); ++rank) {
+        group_of_key.emplace(list[rank].first, static_cast<int64_t>(rank));
+      }
+    }
+    layout.copy_of_device.assign(devices, 0);
+    for (auto& [tile, list] : by_tile) {
+      for (size_t rank = 0; rank < list.size(); ++rank) {
+        layout.copy_of_device[list[rank].second] = static_cast<int64_t>(rank);
+      }
+    }
+    return true;
+  }
+
+  // An all_reduce of `local` with the binary `combiner` over the groups of
+  // devices that `group_key` gives the same key, ordered by device.
+  Value* AllReduce(Value* local, const std::string& combiner,
+                   const std::vector<std::vector<int64_t>>& group_key,
+                   OpList& out, const ir::Location& loc) {
+    std::map<std::vector<int64_t>, std::vector<int64_t>> groups;
+    for (size_t d = 0; d < group_key.size(); ++d) {
+      groups[group_key[d]].push_back(static_cast<int64_t>(d));
+    }
+    std::vector<int64_t> flattened;
+    const int64_t size = static_cast<int64_t>(groups.begin()->second.size());
+    for (int r = 0; r < target_.num_replicas; ++r) {
+      for (const auto& [key, members] : groups) {
+        for (int64_t d : members) {
+          flattened.push_back(r * int64_t{target_.num_partitions} + d);
+        }
+      }
+    }
+    std::string bytes(flattened.size() * sizeof(int64_t), '\0');
+    std::memcpy(bytes.data(), flattened.data(), bytes.size());
+    Type groups_type =
+        Type::Tensor({static_cast<int64_t>(flattened.size()) / size, size},
+                     Type::Element(ir::ElementType::kI64));
+    auto reduce = std::make_unique<Operation>(
+        "stablehlo.all_reduce", std::vector<Type>{local->type()}, loc);
+    reduce->AddOperand(local);
+    reduce->SetAttr("replica_groups",
+                    Attribute::DenseElements(groups_type, bytes, false));
+    reduce->SetAttr("channel_handle",
+                    Attribute::Channel(ir::ChannelHandle{next_channel_++, 1}));
+    reduce->SetAttr("use_global_device_ids", Attribute::Unit());
+    ir::Block& block = reduce->AddRegion().AddBlock();
+    Type scalar = local->type().WithShape({});
+    Value* a = block.AddArgument(scalar, loc);
+    Value* b = block.AddArgument(scalar, loc);
+    auto combine =
+        std::make_unique<Operation>(combiner, std::vector<Type>{scalar}, loc);
+    combine->AddOperand(a);
+    combine->AddOperand(b);
+    Value* combined = block.Append(std::move(combine))->result(0);
+    auto ret = std::make_unique<Operation>("stablehlo.return",
+                                           std::vector<Type>{}, loc);
+    ret->AddOperand(combined);
+    block.Append(std::move(ret));
+    out.push_back(std::move(reduce));
+    return out.back()->result(0);
+  }
+
+  // The combiner of a reduce whose body is one binary op of its two
+  // arguments, when partial results over tiles may be combined again: max,
+  // min, and, or (idempotent: the init taken once per tile changes
+  // nothing), and add from a zero init. Empty otherwise.
+  static std::string TileCombiner(const Operation& reduce) {
+    if (reduce.num_operands() != 2 || reduce.num_regions() != 1 ||
+        reduce.region(0).num_blocks() != 1) {
+      return "";
+    }
+    const ir::Block& body = reduce.region(0).front();
+    if (body.operations().size() != 2 || body.num_arguments() != 2) return "";
+    const Operation& combine = *body.operations()[0];
+    const Operation& ret = *body.operations()[1];
+    if (combine.num_operands() != 2 || ret.num_operands() != 1 ||
+        ret.operand(0) != combine.result(0) ||
+        !((combine.operand(0) == body.argument(0) &&
+           combine.operand(1) == body.argument(1)) ||
+          (combine.operand(0) == body.argument(1) &&
+           combine.operand(1) == body.argument(0)))) {
+      return "";
+    }
+    const std::string& name = combine.name();
+    if (name == "stablehlo.maximum" || name == "stablehlo.minimum" ||
+        name == "stablehlo.and" || name == "stablehlo.or") {
+      return name;
+    }
+    if (name != "stablehlo.add") return "";
+    const Operation* init = reduce.operand(1)->defining_op();
+    if (init == nullptr || init->name() != "stablehlo.constant") return "";
+    Attribute value = init->GetAttr("value");
+    if (!value.is(AttrKind::kDenseElements)) return "";
+    for (char byte : value.dense_data()) {
+      if (byte != 0) return "";
+    }
+    return name;
+  }
+
+  // A reduce of a tile: reduced dimensions that are whole reduce locally;
+  // a reduced dimension that is cut leaves partial results, combined by an
+  // all_reduce among the devices holding its other tiles.
+  StatusOr<bool> RunReduceOnTiles(Operation& op, OpList& out) {
+    if (op.name() != "stablehlo.reduce" || op.num_results() != 1) return false;
+    auto it = tiled_.find(op.operand(0));
+    if (it == tiled_.end() || tiled_.count(op.operand(1))) return false;
+    const std::string combiner = TileCombiner(op);
+    Attribute dims_attr = op.GetAttr("dimensions");
+    if (combiner.empty() || !dims_attr.is(AttrKind::kDenseArray)) return false;
+    const Tiled& source = it->second;
+    const std::vector<int64_t>& dims = dims_attr.dense_ints();
+    const size_t rank = source.layout.tiles.size();
+    const size_t devices = source.layout.tile_of_device.size();
+    std::vector<bool> reduced(rank, false);
+    for (int64_t d : dims) reduced[d] = true;
+    TileLayout layout;
+    std::vector<std::vector<int64_t>> group_key(devices), copy_key(devices);
+    bool partial = false;
+    for (size_t i = 0; i < rank; ++i) {
+      if (!reduced[i]) layout.tiles.push_back(source.layout.tiles[i]);
+      partial |= reduced[i] && source.layout.tiles[i] > 1;
+    }
+    layout.tile_of_device.resize(devices);
+    for (size_t d = 0; d < devices; ++d) {
+      std::vector<int64_t> reduced_coords;
+      for (size_t i = 0; i < rank; ++i) {
+        const int64_t c = source.layout.tile_of_device[d][i];
+        if (reduced[i]) {
+          reduced_coords.push_back(c);
+        } else {
+          layout.tile_of_device[d].push_back(c);
+        }
+      }
+      group_key[d] = layout.tile_of_device[d];
+      group_key[d].push_back(source.layout.copy_of_device[d]);
+      copy_key[d] = {source.layout.copy_of_device[d]};
+      copy_key[d].insert(copy_key[d].end(), reduced_coords.begin(),
+                         reduced_coords.end());
+    }
+    if (!RenumberCopies(layout, copy_key)) return false;
+    const Type result_type = op.result(0)->type();
+    if (!result_type.IsTensor() || !result_type.HasStaticShape()) return false;
+    ASSIGN_OR_RETURN(std::vector<int64_t> tile,
+                     TileShape(result_type, layout, op.Describe()));
+    op.SetOperand(0, source.local);
+    op.result(0)->set_type(result_type.WithShape(tile));
+    pending_tiled_ = Tiled{nullptr, layout, result_type, nullptr};
+    pending_combine_.clear();
+    if (partial) {
+      pending_combine_ = combiner;
+      pending_group_key_ = std::move(group_key);
+    }
+    return true;
+  }
+
+  // A dot_general of tiles: batch and contracting dimensions must be cut
+  // alike on both sides (a whole operand is sliced to match), free
+  // dimensions keep their cuts; cut contracting dimensions leave partial
+  // sums, added by an all_reduce among the devices holding the other
+  // contracting tiles. False when the operands' cuts do not fit.
+  StatusOr<bool> RunDotOnTiles(Operation& op, OpList& out) {
+    if (op.name() != "stablehlo.dot_general" || op.num_operands() != 2) {
+      return false;
+    }
+    Value* lhs = op.operand(0);
+    Value* rhs = op.operand(1);
+    auto lhs_it = tiled_.find(lhs);
+    auto rhs_it = tiled_.find(rhs);
+    if (lhs_it == tiled_.end() && rhs_it == tiled_.end()) return false;
+    Attribute numbers = op.GetAttr("dot_dimension_numbers");
+    if (!numbers.is(AttrKind::kDotDimensionNumbers)) return false;
+    const ir::DotDimensionNumbers& dot = numbers.dot();
+    const Type result_type = op.result(0)->type();
+    if (!result_type.IsTensor() || !result_type.HasStaticShape()) return false;
+    const Type lhs_type =
+        lhs_it != tiled_.end() ? lhs_it->second.global_type : lhs->type();
+    const Type rhs_type =
+        rhs_it != tiled_.end() ? rhs_it->second.global_type : rhs->type();
+    if (!lhs_type.HasStaticShape() || !rhs_type.HasStaticShape()) return false;
+    const size_t devices = target_.num_partitions;
+    auto whole = [&](const Type& type) {
+      TileLayout layout;
+      layout.tiles.assign(type.rank(), 1);
+      layout.tile_of_device.assign(devices,
+                                   std::vector<int64_t>(type.rank(), 0));
+      layout.copy_of_device.resize(devices);
+      std::iota(layout.copy_of_device.begin(), layout.copy_of_device.end(), 0);
+      return layout;
+    };
+    TileLayout lhs_layout =
+        lhs_it != tiled_.end() ? lhs_it->second.layout : whole(lhs_type);
+    TileLayout rhs_layout =
+        rhs_it != tiled_.end() ? rhs_it->second.layout : whole(rhs_type);
+    // A whole operand takes the other's cuts of the paired dimensions.
+    auto pair_cuts = [&](TileLayout& to, const TileLayout& from,
+                         const std::vector<int64_t>& to_dims,
+                         const std::vector<int64_t>& from_dims) {
+      for (size_t k = 0; k < to_dims.size(); ++k) {
+        to.tiles[to_dims[k]] = from.tiles[from_dims[k]];
+        for (size_t d = 0; d < devices; ++d) {
+          to.tile_of_device[d][to_dims[k]] =
+              from.tile_of_device[d][from_dims[k]];
+        }
+      }
+    };
+    if (lhs_it == tiled_.end()) {
+      pair_cuts(lhs_layout, rhs_layout, dot.lhs_batching_dimensions,
+                dot.rhs_batching_dimensions);
+      pair_cuts(lhs_layout, rhs_layout, dot.lhs_contracting_dimensions,
+                dot.rhs_contracting_dimensions);
+    } else if (rhs_it == tiled_.end()) {
+      pair_cuts(rhs_layout, lhs_layout, dot.rhs_batching_dimensions,
+                dot.lhs_batching_dimensions);
+      pair_cuts(rhs_layout, lhs_layout, dot.rhs_contracting_dimensions,
+                dot.lhs_contracting_dimensions);
+    }
+    // Paired dimensions must be cut alike on every device.
+    auto paired_alike = [&](const std::vector<int64_t>& a,
+                            const std::vector<int64_t>& b) {
+      for (size_t k = 0; k < a.size(); ++k) {
+        if (lhs_layout.tiles[a[k]] != rhs_layout.tiles[b[k]]) return false;
+        for (size_t d = 0; d < devices; ++d) {
+          if (lhs_layout.tile_of_device[d][a[k]] !=
+              rhs_layout.tile_of_device[d][b[k]]) {
+            return false;
+          }
+        }
+      }
+      return true;
+    };
+    if (!paired_alike(dot.lhs_batching_dimensions,
+                      dot.rhs_batching_dimensions) ||
+        !paired_alike(dot.lhs_contracting_dimensions,
+                      dot.rhs_contracting_dimensions)) {
+      return false;
+    }
+    // The result: batch dims, lhs free dims, rhs free dims.
+    auto free_dims = [](int64_t rank, const std::vector<int64_t>& batch,
+                        const std::vector<int64_t>& contracting) {
+      std::vector<int64_t> dims;
+      for (int64_t i = 0; i < rank; ++i) {
+        if (std::find(batch.begin(), batch.end(), i) == batch.end() &&
+            std::find(contracting.begin(), contracting.end(), i) ==
+                contracting.end()) {
+          dims.push_back(i);
+        }
+      }
+      return dims;
+    };
+    const std::vector<int64_t> lhs_free =
+        free_dims(lhs_type.rank(), dot.lhs_batching_dimensions,
+                  dot.lhs_contracting_dimensions);
+    const std::vector<int64_t> rhs_free =
+        free_dims(rhs_type.rank(), dot.rhs_batching_dimensions,
+                  dot.rhs_contracting_dimensions);
+    TileLayout layout;
+    layout.tile_of_device.resize(devices);
+    std::vector<std::vector<int64_t>> group_key(devices), copy_key(devices);
+    for (int64_t i : dot.lhs_batching_dimensions) {
+      layout.tiles.push_back(lhs_layout.tiles[i]);
+    }
+    for (int64_t i : lhs_free) layout.tiles.push_back(lhs_layout.tiles[i]);
+    for (int64_t i : rhs_free) layout.tiles.push_back(rhs_layout.tiles[i]);
+    bool partial = false;
+    for (int64_t i : dot.lhs_contracting_dimensions) {
+      partial |= lhs_layout.tiles[i] > 1;
+    }
+    for (size_t d = 0; d < devices; ++d) {
+      std::vector<int64_t>& coords = layout.tile_of_device[d];
+      for (int64_t i : dot.lhs_batching_dimensions) {
+        coords.push_back(lhs_layout.tile_of_device[d][i]);
+      }
+      for (int64_t i : lhs_free) {
+        coords.push_back(lhs_layout.tile_of_device[d][i]);
+      }
+      for (int64_t i : rhs_free) {
+        coords.push_back(rhs_layout.tile_of_device[d][i]);
+      }
+      std::vector<int64_t> contracting;
+      for (int64_t i : dot.lhs_contracting_dimensions) {
+        contracting.push_back(lhs_layout.tile_of_device[d][i]);
+      }
+      // Devices that differ only in their contracting tiles sum together.
+      group_key[d] = coords;
+      group_key[d].push_back(lhs_layout.copy_of_device[d]);
+      group_key[d].push_back(rhs_layout.copy_of_device[d]);
+      copy_key[d] = {lhs_layout.copy_of_device[d],
+                     rhs_layout.copy_of_device[d]};
+      copy_key[d].insert(copy_key[d].end(), contracting.begin(),
+                         contracting.end());
+    }
+    if (!RenumberCopies(layout, copy_key)) return false;
+    if (partial) {
+      // Every group must hold each contracting tile once.
+      std::map<std::vector<int64_t>, int64_t> members;
+      int64_t contracting_tiles = 1;
+      for (int64_t i : dot.lhs_contracting_dimensions) {
+        contracting_tiles *= lhs_layout.tiles[i];
+      }
+      for (const auto& key : group_key) ++members[key];
+      for (const auto& [key, count] : members) {
+        if (count != contracting_tiles) return false;
+      }
+    }
+    ASSIGN_OR_RETURN(std::vector<int64_t> tile,
+                     TileShape(result_type, layout, op.Describe()));
+    ASSIGN_OR_RETURN(Value * lhs_local,
+                     TileOf(lhs, lhs_layout, out, op.loc(), op.Describe()));
+    ASSIGN_OR_RETURN(Value * rhs_local,
+                     TileOf(rhs, rhs_layout, out, op.loc(), op.Describe()));
+    op.SetOperand(0, lhs_local);
+    op.SetOperand(1, rhs_local);
+    op.result(0)->set_type(result_type.WithShape(tile));
+    pending_tiled_ = Tiled{nullptr, layout, result_type, nullptr};
+    pending_combine_.clear();
+    if (partial) {
+      pending_combine_ = "stablehlo.add";
+      pending_group_key_ = std::move(group_key);
+    }
+    return true;
+  }
+
   // A value standing for `local` where ops want the tile itself: the ops
   // that refer to a tiled value by its own name want the global value
   // (Global) or a tile of some layout (TileOf), so the tile needs a name
@@ -759,11 +1133,24 @@ class Partitioner {
       if (!on_tiles) {
         ASSIGN_OR_RETURN(on_tiles, RunShapeOpOnTiles(*op, out));
       }
+      pending_combine_.clear();
+      if (!on_tiles) {
+        ASSIGN_OR_RETURN(on_tiles, RunReduceOnTiles(*op, out));
+      }
+      if (!on_tiles) {
+        ASSIGN_OR_RETURN(on_tiles, RunDotOnTiles(*op, out));
+      }
       if (on_tiles) {
         Value* result = op->result(0);
         const ir::Location loc = op->loc();
         out.push_back(std::move(op));
-        pending_tiled_.local = LocalHandle(result, out, loc);
+        Value* local = result;
+        if (!pending_combine_.empty()) {
+          local =
+              AllReduce(result, pending_combine_, pending_group_key_, out, loc);
+          pending_combine_.clear();
+        }
+        pending_tiled_.local = LocalHandle(local, out, loc);
         tiled_[result] = std::move(pending_tiled_);
         continue;
       }
@@ -1067,7 +1454,12 @@ class Partitioner {
   std::map<std::string, Mesh> meshes_;
   std::map<const Value*, Value*> substitutions_;
   std::map<const Value*, Tiled> tiled_;
-  Tiled pending_tiled_;  // what RunOnTiles made, for RewriteOps to register
+  std::vector<std::optional<TileLayout>> chosen_result_layouts_;
+  // What RunOnTiles and its kin made, for RewriteOps to register: the
+  // result's layout, and the all_reduce that completes partial results.
+  Tiled pending_tiled_;
+  std::string pending_combine_;
+  std::vector<std::vector<int64_t>> pending_group_key_;
   // Ops taken out of the program, kept until the partitioner is done: the
   // maps above hold their results' addresses.
   OpList removed_;
@@ -1117,7 +1509,8 @@ StatusOr<bool> NeedsPartitioning(const ir::Module& module, int num_partitions) {
   return false;
 }
 
-Status PartitionModule(ir::Module& module, const PartitionTarget& target) {
+Status PartitionModule(ir::Module& module, const PartitionTarget& target,
+                       std::vector<std::optional<TileLayout>>* result_layouts) {
   if (target.partition_id < 0 || target.partition_id >= target.num_partitions) {
     return InvalidArgumentError("partition ", target.partition_id,
                                 " is outside the program's ",
@@ -1125,7 +1518,9 @@ Status PartitionModule(ir::Module& module, const PartitionTarget& target) {
   }
   ASSIGN_OR_RETURN(auto meshes, ModuleMeshes(module));
   Partitioner partitioner(module, target, std::move(meshes));
-  return partitioner.Run();
+  RETURN_IF_ERROR(partitioner.Run());
+  if (result_layouts != nullptr) *result_layouts = partitioner.result_layouts();
+  return OkStatus();
 }
 
 }  // namespace kiln::compile

@@ -47,8 +47,13 @@ StatusOr<EntryLayouts> ReadEntryLayouts(const ir::Module& module,
 
 // Rewrites `module` in place into the program of `target.partition_id`.
 // Unsupported shardings are refused with a message naming the value and the
-// sharding; nothing is partitioned half-way into wrong results.
-Status PartitionModule(ir::Module& module, const PartitionTarget& target);
+// sharding; nothing is partitioned half-way into wrong results. With
+// `result_layouts`, it receives the layout each result of the entry goes
+// out with (its own sharding, else the tiles the program left it in;
+// nullopt: whole on every device), the same for every partition.
+Status PartitionModule(
+    ir::Module& module, const PartitionTarget& target,
+    std::vector<std::optional<TileLayout>>* result_layouts = nullptr);
 
 // Drops what is left of Shardy in a partitioned module (its `sdy.mesh` ops
 // and `sdy.*` attributes), so that the program a partition runs reads as

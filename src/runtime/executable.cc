@@ -451,8 +451,18 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
       target.partition_id = options.position.partition_id;
       target.num_partitions = spec.num_partitions;
       target.num_replicas = spec.num_replicas;
-      RETURN_IF_ERROR(compile::PartitionModule(*partition, target));
+      std::vector<std::optional<compile::TileLayout>> result_layouts;
+      RETURN_IF_ERROR(
+          compile::PartitionModule(*partition, target, &result_layouts));
       program_of_position = partition.get();
+      // What the results go out as, where the program left them open too.
+      if (position == 0) {
+        executable->output_shardings_.clear();
+        for (const auto& layout : result_layouts) {
+          executable->output_shardings_.push_back(compile::SerializeOpSharding(
+              layout ? *layout : compile::TileLayout{}));
+        }
+      }
     }
     ASSIGN_OR_RETURN(std::unique_ptr<exec::Plan> plan,
                      compile::Compile(*program_of_position, options));

@@ -4,6 +4,7 @@
 // plain loops.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "compile/sharding.h"
@@ -156,6 +157,87 @@ module @g attributes {mhlo.num_partitions = 2 : i32} {
                        Launch<float>(**executable, {{{1, 2}}, {{3, 4}}}));
   EXPECT_EQ(outputs[0][0], (std::vector<float>{1, 2}));
   EXPECT_EQ(outputs[1][0], (std::vector<float>{4, 5}));
+}
+
+// Plain loops: (m x k) @ (k x n).
+std::vector<float> MatMul(const std::vector<float>& a,
+                          const std::vector<float>& b, int m, int k, int n) {
+  std::vector<float> c(m * n, 0.0f);
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      for (int p = 0; p < k; ++p) c[i * n + j] += a[i * k + p] * b[p * n + j];
+    }
+  }
+  return c;
+}
+
+TEST_F(SpmdTest, DataParallelDotComputesOnTilesWithoutGathering) {
+  auto executable = Compile(R"(
+module @dp attributes {mhlo.num_partitions = 4 : i32} {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %b: tensor<4x6xf32>) -> (tensor<8x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x6xf32>) -> tensor<8x6xf32>
+    %1 = stablehlo.tanh %0 : tensor<8x6xf32>
+    return %1 : tensor<8x6xf32>
+  }
+})",
+                            1, 4);
+  ASSERT_OK(executable.status());
+  const std::string& text = (*executable)->optimized_text();
+  EXPECT_EQ(text.find("all_gather"), std::string::npos) << text;
+  EXPECT_EQ(text.find("all_reduce"), std::string::npos) << text;
+  const std::vector<float> a = Iota(32), b = Iota(24);
+  std::vector<float> c = MatMul(a, b, 8, 4, 6);
+  for (float& v : c) v = std::tanh(v * 1e-3f);
+  std::vector<float> scaled_a = a;
+  for (float& v : scaled_a) v *= 1e-3f;
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 4; ++d) {
+    arguments.push_back({Tile(scaled_a, 8, 4, 4, 1, d, 0), b});
+  }
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  for (int d = 0; d < 4; ++d) {
+    std::vector<float> expected = Tile(c, 8, 6, 4, 1, d, 0);
+    ASSERT_EQ(outputs[d][0].size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_NEAR(outputs[d][0][i], expected[i], 1e-5) << d << " " << i;
+    }
+  }
+}
+
+TEST_F(SpmdTest, SplitContractionAndReductionAddPartialResults) {
+  // (4x8 cut on its columns) @ (8x3 cut on its rows): each device has a
+  // partial product; the row sums of a cut dimension likewise.
+  auto executable = Compile(R"(
+module @tp attributes {mhlo.num_partitions = 2 : i32} {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func @main(%a: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}, %b: tensor<8x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<4x3xf32>, tensor<4xf32>) {
+    %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %zero = stablehlo.constant dense<0.0> : tensor<f32>
+    %1 = stablehlo.reduce(%a init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+    return %0, %1 : tensor<4x3xf32>, tensor<4xf32>
+  }
+})",
+                            1, 2);
+  ASSERT_OK(executable.status());
+  const std::string& text = (*executable)->optimized_text();
+  EXPECT_EQ(text.find("all_gather"), std::string::npos) << text;
+  EXPECT_NE(text.find("all_reduce"), std::string::npos) << text;
+  const std::vector<float> a = Iota(32), b = Iota(24);
+  const std::vector<float> c = MatMul(a, b, 4, 8, 3);
+  std::vector<float> row_sums(4, 0.0f);
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 8; ++j) row_sums[i] += a[i * 8 + j];
+  }
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 2; ++d) {
+    arguments.push_back({Tile(a, 4, 8, 1, 2, 0, d), Tile(b, 8, 3, 2, 1, d, 0)});
+  }
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  for (int d = 0; d < 2; ++d) {
+    EXPECT_EQ(outputs[d][0], c) << d;
+    EXPECT_EQ(outputs[d][1], row_sums) << d;
+  }
 }
 
 TEST_F(SpmdTest, UnsupportedShardingsAreRefusedWithTheirName) {
