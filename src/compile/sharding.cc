@@ -260,6 +260,42 @@ Status NumberCopies(TileLayout& layout,
   return OkStatus();
 }
 
+// Each device's index along the unreduced axes and the group of devices it
+// sums with (those that differ from it only along them).
+Status AddUnreduced(TileLayout& layout, const Mesh& mesh,
+                    const std::vector<AxisRef>& unreduced) {
+  const size_t devices = layout.tile_of_device.size();
+  if (mesh.size() != static_cast<int64_t>(devices)) {
+    return UnimplementedError("unreduced axes on a mesh of ", mesh.size(),
+                              " devices in a program of ", devices);
+  }
+  std::vector<int64_t> ids = mesh.Devices();
+  std::map<std::vector<int64_t>, int64_t> groups;
+  layout.unreduced_index.assign(devices, 0);
+  layout.unreduced_group.assign(devices, 0);
+  for (int64_t point = 0; point < mesh.size(); ++point) {
+    std::vector<int64_t> coords = MeshCoordinates(mesh, point);
+    std::vector<int64_t> rest = coords;
+    int64_t index = 0;
+    for (const AxisRef& ref : unreduced) {
+      int axis = mesh.AxisIndex(ref.name);
+      if (axis < 0) {
+        return InvalidArgumentError("unreduced axis \"", ref.name,
+                                    "\" is not in the mesh");
+      }
+      const int64_t size = ref.size < 0 ? mesh.axis_sizes[axis] : ref.size;
+      const int64_t digit = (coords[axis] / ref.pre_size) % size;
+      index = index * size + digit;
+      rest[axis] -= digit * ref.pre_size;
+    }
+    auto [it, inserted] =
+        groups.emplace(rest, static_cast<int64_t>(groups.size()));
+    layout.unreduced_index[ids[point]] = index;
+    layout.unreduced_group[ids[point]] = it->second;
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 int64_t Mesh::size() const {
@@ -368,10 +404,6 @@ StatusOr<TileLayout> LayoutOfShardy(const TensorSharding& sharding,
     }
     mesh = &it->second;
   }
-  if (!sharding.unreduced.empty()) {
-    return UnimplementedError("unreduced axes (\"", sharding.unreduced[0].name,
-                              "\"...): Kiln partitions reduced values only");
-  }
   if (static_cast<int64_t>(sharding.dims.size()) != rank) {
     return InvalidArgumentError("the sharding has ", sharding.dims.size(),
                                 " dimensions for a value of rank ", rank);
@@ -464,6 +496,9 @@ StatusOr<TileLayout> LayoutOfShardy(const TensorSharding& sharding,
     }
   }
   RETURN_IF_ERROR(NumberCopies(layout, copy_key));
+  if (!sharding.unreduced.empty()) {
+    RETURN_IF_ERROR(AddUnreduced(layout, *mesh, sharding.unreduced));
+  }
   return layout;
 }
 

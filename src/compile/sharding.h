@@ -62,9 +62,17 @@ struct TileLayout {
   // them, and form one group when the value is assembled).
   std::vector<std::vector<int64_t>> tile_of_device;
   std::vector<int64_t> copy_of_device;
+  // With unreduced mesh axes (`unreduced={"x"}`), each device holds a
+  // partial value of its tile, and the tile is the sum of the partials of
+  // the devices that differ only along those axes: per device, its index
+  // along them and the id of that group. Empty without unreduced axes.
+  std::vector<int64_t> unreduced_index;
+  std::vector<int64_t> unreduced_group;
 
   int64_t TileCount() const;
-  bool IsReplicated() const { return TileCount() == 1; }
+  bool HasUnreduced() const { return !unreduced_index.empty(); }
+  // One tile, held whole by every device.
+  bool IsReplicated() const { return TileCount() == 1 && !HasUnreduced(); }
 };
 
 // Parses `#sdy.mesh<["x"=4, "y"=2], device_ids=[...]>` (with or without the

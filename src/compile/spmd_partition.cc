@@ -215,6 +215,13 @@ std::string CustomCallTarget(const Operation& op) {
   return target.is(AttrKind::kString) ? target.string_value() : "";
 }
 
+// The layout of the summed value: the same tiles, no partial sums.
+TileLayout WithoutUnreduced(TileLayout layout) {
+  layout.unreduced_index.clear();
+  layout.unreduced_group.clear();
+  return layout;
+}
+
 // Ops whose result element i depends on their operands' elements i only:
 // a sharding of an operand is one of the result.
 bool IsElementwise(const Operation& op) {
@@ -288,6 +295,12 @@ class ResultLayoutInference {
     if (it != memo_.end()) return it->second;
     std::optional<TileLayout> layout =
         depth > kMaxDepth ? std::nullopt : Compute(value, depth);
+    // Partial sums are summed where an op takes them; a result the program
+    // leaves open goes out summed.
+    if (layout && layout->HasUnreduced()) {
+      layout = WithoutUnreduced(std::move(*layout));
+      if (layout->IsReplicated()) layout.reset();
+    }
     memo_[value] = layout;
     return layout;
   }
@@ -391,7 +404,8 @@ StatusOr<std::vector<std::optional<TileLayout>>> ResultLayouts(
 
 // Two layouts put the same elements on every device.
 bool SameTiles(const TileLayout& a, const TileLayout& b) {
-  return a.tiles == b.tiles && a.tile_of_device == b.tile_of_device;
+  return a.tiles == b.tiles && a.tile_of_device == b.tile_of_device &&
+         a.unreduced_index == b.unreduced_index;
 }
 
 class Partitioner {
@@ -451,8 +465,12 @@ class Partitioner {
         ASSIGN_OR_RETURN(std::vector<int64_t> tile,
                          TileShape(global, *layout, what));
         argument->set_type(global.WithShape(tile));
-        tiled_[argument] = Tiled{LocalHandle(argument, out, argument->loc()),
-                                 *layout, global, nullptr};
+        Value* local = argument;
+        if (layout->HasUnreduced()) {
+          local = SumUnreduced(argument, *layout, out, argument->loc());
+        }
+        tiled_[argument] = Tiled{LocalHandle(local, out, argument->loc()),
+                                 WithoutUnreduced(*layout), global, nullptr};
       }
       inputs.push_back(argument->type());
     }
@@ -488,7 +506,11 @@ class Partitioner {
         chosen = tiled->second.layout;
         value = tiled->second.local;
       } else if (layout) {
-        ASSIGN_OR_RETURN(value, TileOf(result, *layout, out, ret->loc(), what));
+        ASSIGN_OR_RETURN(value, TileOf(result, WithoutUnreduced(*layout), out,
+                                       ret->loc(), what));
+        if (layout->HasUnreduced()) {
+          value = SplitUnreduced(value, *layout, out, ret->loc());
+        }
       } else {
         ASSIGN_OR_RETURN(value, Global(result, out, ret->loc()));
       }
@@ -1064,6 +1086,34 @@ class Partitioner {
     return true;
   }
 
+  // The sum of the partial values `local` of a layout with unreduced axes,
+  // among the devices that differ only along them.
+  Value* SumUnreduced(Value* local, const TileLayout& layout, OpList& out,
+                      const ir::Location& loc) {
+    std::vector<std::vector<int64_t>> keys;
+    for (int64_t group : layout.unreduced_group) keys.push_back({group});
+    return AllReduce(local, "stablehlo.add", keys, out, loc);
+  }
+
+  // A partial value of `tile` for a layout with unreduced axes: the tile on
+  // the first device of each group, zeros on the others (their sum is the
+  // tile).
+  Value* SplitUnreduced(Value* tile, const TileLayout& layout, OpList& out,
+                        const ir::Location& loc) {
+    if (layout.unreduced_index[target_.partition_id] == 0) return tile;
+    const Type& type = tile->type();
+    auto zeros = std::make_unique<Operation>("stablehlo.constant",
+                                             std::vector<Type>{type}, loc);
+    zeros->SetAttr(
+        "value",
+        Attribute::DenseElements(
+            type,
+            std::string(ir::StorageBytes(type.StorageElementType()), '\0'),
+            /*splat=*/true));
+    out.push_back(std::move(zeros));
+    return out.back()->result(0);
+  }
+
   // A value standing for `local` where ops want the tile itself: the ops
   // that refer to a tiled value by its own name want the global value
   // (Global) or a tile of some layout (TileOf), so the tile needs a name
@@ -1321,8 +1371,12 @@ class Partitioner {
           LayoutOfShardy(in_shardings[i], meshes_, global->type().rank(),
                          target_.num_partitions, &manual_axes);
       if (!in_layout.ok()) return in_layout.status().WithContext(what);
-      ASSIGN_OR_RETURN(Value * tile,
-                       TileOf(global, *in_layout, out, op.loc(), what));
+      ASSIGN_OR_RETURN(
+          Value * tile,
+          TileOf(global, WithoutUnreduced(*in_layout), out, op.loc(), what));
+      if (in_layout->HasUnreduced()) {
+        tile = SplitUnreduced(tile, *in_layout, out, op.loc());
+      }
       if (tile->type() != body.argument(i)->type()) {
         return InvalidArgumentError(
             what, ": its tile is ", tile->type().ToString(),
@@ -1364,6 +1418,10 @@ class Partitioner {
           LayoutOfShardy(out_shardings[i], meshes_, global_type.rank(),
                          target_.num_partitions, &manual_axes);
       if (!out_layout.ok()) return out_layout.status().WithContext(what);
+      if (out_layout->HasUnreduced()) {
+        tile = SumUnreduced(tile, *out_layout, out, op.loc());
+        *out_layout = WithoutUnreduced(*out_layout);
+      }
       const TileLayout& layout = *out_layout;
       Value* global = tile;
       if (!layout.IsReplicated()) {

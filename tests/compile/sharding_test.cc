@@ -95,7 +95,7 @@ TEST(ShardingTest, OnlyManualAxesCut) {
   }
 }
 
-TEST(ShardingTest, RefusesUnknownAxisAndUnreduced) {
+TEST(ShardingTest, RefusesUnknownAxesAndReadsUnreducedOnes) {
   auto meshes = Meshes("<[\"x\"=2]>");
   StatusOr<TensorSharding> unknown = ParseTensorSharding("<@mesh, [{\"z\"}]>");
   ASSERT_TRUE(unknown.ok());
@@ -105,7 +105,12 @@ TEST(ShardingTest, RefusesUnknownAxisAndUnreduced) {
   StatusOr<TensorSharding> unreduced =
       ParseTensorSharding("<@mesh, [{}], unreduced={\"x\"}>");
   ASSERT_TRUE(unreduced.ok()) << unreduced.status().ToString();
-  EXPECT_FALSE(LayoutOfShardy(*unreduced, meshes, 1, 2).ok());
+  StatusOr<TileLayout> partial = LayoutOfShardy(*unreduced, meshes, 1, 2);
+  ASSERT_TRUE(partial.ok()) << partial.status().ToString();
+  // Both devices hold partial sums of the one tile, in one group.
+  EXPECT_FALSE(partial->IsReplicated());
+  EXPECT_EQ(partial->unreduced_index, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(partial->unreduced_group, (std::vector<int64_t>{0, 0}));
   EXPECT_FALSE(ParseTensorSharding("<@mesh, [{\"x\"}").ok());
 }
 
