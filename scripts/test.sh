@@ -33,4 +33,8 @@ export KILN_BUILD_DIR="$BUILD"
 echo "--- JAX's own test modules (CI set), cpu and kiln"
 "$VENV/bin/python" "$ROOT/python/tools/run_jax_tests.py" --set ci --cases 3 \
   --min-ratio 0.99 --record "$BUILD/jax-tests-ci.json" || status=$?
+echo "--- JAX's multi-device modules of the CI set, 8 devices on each backend"
+"$VENV/bin/python" "$ROOT/python/tools/run_jax_tests.py" --devices 8 --cases 1 \
+  pmap_test multi_device_test --min-multi-ratio 0.95 \
+  --record "$BUILD/jax-tests-ci-multi.json" || status=$?
 exit "$status"

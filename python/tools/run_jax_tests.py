@@ -156,6 +156,9 @@ def main() -> int:
                              "see jax_test_dut_cpu.py) or the platform's own name")
     parser.add_argument("--update", action="store_true",
                         help="keep the --record file's other modules (same --cases and --devices)")
+    parser.add_argument("--min-multi-ratio", type=float, default=None,
+                        help="exit 1 if a multi-device module's kiln/cpu ratio is "
+                             "below this (e.g. 0.95)")
     parser.add_argument("--min-ratio", type=float, default=None,
                         help="exit 1 if a single-device module's kiln/cpu "
                              "ratio is below this (e.g. 0.99)")
@@ -238,13 +241,21 @@ def main() -> int:
         with open(args.record, "w") as f:
             json.dump(record, f, indent=1, sort_keys=True)
             f.write("\n")
+    failed = False
+    if args.min_multi_ratio is not None:
+        below_multi = [m for m, r in record["modules"].items()
+                       if r["multi_device"] and r["kiln_over_cpu"] < args.min_multi_ratio]
+        if below_multi:
+            print(f"below {100 * args.min_multi_ratio:.0f}% of cpu (multi-device): "
+                  f"{', '.join(below_multi)}")
+            failed = True
     if args.min_ratio is not None:
         below = [m for m, r in record["modules"].items()
                  if not r["multi_device"] and r["kiln_over_cpu"] < args.min_ratio]
         if below:
             print(f"below {100 * args.min_ratio:.0f}% of cpu: {', '.join(below)}")
-            return 1
-    return 0
+            failed = True
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
