@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <set>
@@ -555,6 +556,16 @@ class Partitioner {
     auto it = tiled_.find(value);
     if (it != tiled_.end() && SameTiles(it->second.layout, layout)) {
       return it->second.local;
+    }
+    if (!layout.IsReplicated() && !layout.HasUnreduced() &&
+        !tiled_.count(value)) {
+      std::string key;
+      for (int64_t t : layout.tiles) key += StrCat(t, ",");
+      for (const auto& tile : layout.tile_of_device) {
+        for (int64_t c : tile) key += StrCat(c, ",");
+      }
+      ASSIGN_OR_RETURN(Value * made, Rematerialize(value, layout, key, out));
+      if (made != nullptr) return made;
     }
     ASSIGN_OR_RETURN(Value * global, Global(value, out, loc));
     if (layout.IsReplicated()) return global;
@@ -1114,6 +1125,147 @@ class Partitioner {
     return out.back()->result(0);
   }
 
+  // The partition's tile of a value made whole only by ops that can be made
+  // at tile size as well (iota, splat constants, broadcasts of scalars and
+  // elementwise ops of such values): those ops again, over the tile, so
+  // that the whole value need not be computed at all (random bits from an
+  // iota, masks, position ids). Null when the value is made otherwise.
+  StatusOr<Value*> Rematerialize(Value* value, const TileLayout& layout,
+                                 const std::string& layout_key, OpList& out,
+                                 int depth = 0) {
+    if (auto it = tiled_.find(value); it != tiled_.end()) {
+      return SameTiles(it->second.layout, layout) ? it->second.local : nullptr;
+    }
+    const auto memo_key =
+        std::make_pair(static_cast<const Value*>(value), layout_key);
+    if (auto it = rematerialized_.find(memo_key); it != rematerialized_.end()) {
+      return it->second;
+    }
+    Operation* op = value->defining_op();
+    const Type& type = value->type();
+    if (op == nullptr || depth > 200 || !type.IsTensor() ||
+        !type.HasStaticShape() || op->num_results() != 1 ||
+        op->num_regions() != 0 ||
+        static_cast<size_t>(type.rank()) != layout.tiles.size()) {
+      return nullptr;
+    }
+    StatusOr<std::vector<int64_t>> tile = TileShape(type, layout, "");
+    if (!tile.ok()) return nullptr;
+    const Type local_type = type.WithShape(*tile);
+    const std::vector<int64_t>& coords =
+        layout.tile_of_device[target_.partition_id];
+    Value* made = nullptr;
+    if (op->name() == "stablehlo.iota") {
+      Attribute dim_attr = op->GetAttr("iota_dimension");
+      if (!dim_attr.is(AttrKind::kInteger)) return nullptr;
+      const int64_t dim = dim_attr.int_value();
+      auto iota = std::make_unique<Operation>(
+          "stablehlo.iota", std::vector<Type>{local_type}, op->loc());
+      iota->SetAttr("iota_dimension", dim_attr);
+      out.push_back(std::move(iota));
+      made = out.back()->result(0);
+      const int64_t offset = coords[dim] * (*tile)[dim];
+      if (offset != 0) {
+        std::optional<std::string> bytes =
+            ScalarBytes(type.StorageElementType(), offset);
+        if (!bytes) return nullptr;
+        auto constant = std::make_unique<Operation>(
+            "stablehlo.constant", std::vector<Type>{local_type}, op->loc());
+        constant->SetAttr("value",
+                          Attribute::DenseElements(local_type, *bytes, true));
+        out.push_back(std::move(constant));
+        auto add = std::make_unique<Operation>(
+            "stablehlo.add", std::vector<Type>{local_type}, op->loc());
+        add->AddOperand(made);
+        add->AddOperand(out.back()->result(0));
+        out.push_back(std::move(add));
+        made = out.back()->result(0);
+      }
+    } else if (op->name() == "stablehlo.constant") {
+      Attribute value_attr = op->GetAttr("value");
+      if (!value_attr.is(AttrKind::kDenseElements) ||
+          !value_attr.dense_is_splat()) {
+        return nullptr;
+      }
+      auto constant = std::make_unique<Operation>(
+          "stablehlo.constant", std::vector<Type>{local_type}, op->loc());
+      constant->SetAttr(
+          "value",
+          Attribute::DenseElements(local_type, value_attr.dense_data(), true));
+      out.push_back(std::move(constant));
+      made = out.back()->result(0);
+    } else if (op->name() == "stablehlo.broadcast_in_dim" &&
+               op->num_operands() == 1 && op->operand(0)->type().IsTensor() &&
+               op->operand(0)->type().rank() == 0 &&
+               !tiled_.count(op->operand(0))) {
+      auto broadcast =
+          std::make_unique<Operation>("stablehlo.broadcast_in_dim",
+                                      std::vector<Type>{local_type}, op->loc());
+      broadcast->AddOperand(op->operand(0));
+      broadcast->SetAttr("broadcast_dimensions", Attribute::DenseI64Array({}));
+      out.push_back(std::move(broadcast));
+      made = out.back()->result(0);
+    } else if (IsElementwise(*op)) {
+      std::vector<Value*> operands;
+      for (Value* operand : op->operands()) {
+        const Type& operand_type = operand->type();
+        if (operand_type.IsTensor() && operand_type.rank() == 0 &&
+            !tiled_.count(operand)) {
+          operands.push_back(operand);
+          continue;
+        }
+        if (!operand_type.IsTensor() || operand_type.shape() != type.shape()) {
+          return nullptr;
+        }
+        ASSIGN_OR_RETURN(
+            Value * local,
+            Rematerialize(operand, layout, layout_key, out, depth + 1));
+        if (local == nullptr) return nullptr;
+        operands.push_back(local);
+      }
+      auto clone = std::make_unique<Operation>(
+          op->name(), std::vector<Type>{local_type}, op->loc());
+      for (Value* operand : operands) clone->AddOperand(operand);
+      for (const ir::NamedAttribute& attr : op->properties()) {
+        clone->SetAttr(attr.first, attr.second);
+      }
+      for (const ir::NamedAttribute& attr : op->attributes()) {
+        clone->SetAttr(attr.first, attr.second);
+      }
+      out.push_back(std::move(clone));
+      made = out.back()->result(0);
+    } else {
+      return nullptr;
+    }
+    rematerialized_[memo_key] = made;
+    return made;
+  }
+
+  // The bytes of `value` in element type `type` (integers and floats).
+  static std::optional<std::string> ScalarBytes(ir::ElementType type,
+                                                int64_t value) {
+    const int bytes = ir::StorageBytes(type);
+    std::string out(bytes, '\0');
+    if (ir::IsInteger(type)) {
+      for (int i = 0; i < bytes && i < 8; ++i) {
+        out[i] =
+            static_cast<char>((static_cast<uint64_t>(value) >> (8 * i)) & 0xff);
+      }
+      return out;
+    }
+    if (type == ir::ElementType::kF32) {
+      float f = static_cast<float>(value);
+      std::memcpy(out.data(), &f, 4);
+      return out;
+    }
+    if (type == ir::ElementType::kF64) {
+      double f = static_cast<double>(value);
+      std::memcpy(out.data(), &f, 8);
+      return out;
+    }
+    return std::nullopt;
+  }
+
   // A value standing for `local` where ops want the tile itself: the ops
   // that refer to a tiled value by its own name want the global value
   // (Global) or a tile of some layout (TileOf), so the tile needs a name
@@ -1155,6 +1307,13 @@ class Partitioner {
         RETURN_IF_ERROR(InlineManualComputation(*op, out));
         removed_.push_back(std::move(op));
         continue;
+      }
+      if (op->name() == "func.call" && inline_depth_ < kMaxInlineDepth) {
+        ASSIGN_OR_RETURN(bool inlined, InlineCall(*op, out));
+        if (inlined) {
+          removed_.push_back(std::move(op));
+          continue;
+        }
       }
       if (target == "SPMDFullToShardShape" ||
           target == "SPMDShardToFullShape") {
@@ -1332,6 +1491,47 @@ class Partitioner {
     }
     if (!here) removed_.push_back(std::move(op));
     return OkStatus();
+  }
+
+  // A call, inlined so that the callee's ops see the tiles its arguments
+  // are (JAX puts random bit generation, and much else, in functions).
+  // False when the callee is not a function of the module.
+  StatusOr<bool> InlineCall(Operation& call, OpList& out) {
+    Attribute callee_attr = call.GetAttr("callee");
+    if (!callee_attr.is(AttrKind::kSymbolRef)) return false;
+    const Operation* callee = module_.LookupFunction(callee_attr.symbol_root());
+    if (callee == nullptr) return false;
+    const ir::Block& body = ir::func::Body(*callee);
+    if (body.num_arguments() != call.num_operands()) return false;
+    const Operation* terminator = body.terminator();
+    if (terminator == nullptr || terminator->name() != "func.return" ||
+        terminator->num_operands() != call.num_results()) {
+      return false;
+    }
+    std::map<const Value*, Value*> value_map;
+    for (int i = 0; i < call.num_operands(); ++i) {
+      value_map[body.argument(i)] = call.operand(i);
+    }
+    OpList cloned;
+    for (const auto& inner : body.operations()) {
+      if (inner.get() == terminator) break;
+      cloned.push_back(inner->Clone(value_map));
+    }
+    ++inline_depth_;
+    Status status = RewriteOps(std::move(cloned), out);
+    --inline_depth_;
+    RETURN_IF_ERROR(status);
+    for (int i = 0; i < call.num_results(); ++i) {
+      Value* result = terminator->operand(i);
+      if (auto it = value_map.find(result); it != value_map.end()) {
+        result = it->second;
+      }
+      if (auto it = substitutions_.find(result); it != substitutions_.end()) {
+        result = it->second;
+      }
+      substitutions_[call.result(i)] = result;
+    }
+    return true;
   }
 
   // `sdy.manual_computation`: operands sliced along the manual axes, the
@@ -1513,6 +1713,9 @@ class Partitioner {
   std::map<const Value*, Value*> substitutions_;
   std::map<const Value*, Tiled> tiled_;
   std::vector<std::optional<TileLayout>> chosen_result_layouts_;
+  std::map<std::pair<const Value*, std::string>, Value*> rematerialized_;
+  static constexpr int kMaxInlineDepth = 32;
+  int inline_depth_ = 0;
   // What RunOnTiles and its kin made, for RewriteOps to register: the
   // result's layout, and the all_reduce that completes partial results.
   Tiled pending_tiled_;
@@ -1527,6 +1730,80 @@ class Partitioner {
 };
 
 }  // namespace
+
+// Ops the partitioner may drop when nothing uses their results: pure
+// StableHLO ops without regions. Collectives never go (every partition must
+// meet at each of them), nor calls, custom calls or side effects.
+bool IsRemovableWhenUnused(const Operation& op) {
+  static const std::set<std::string_view> kKept = {
+      "stablehlo.custom_call",
+      "stablehlo.all_gather",
+      "stablehlo.all_reduce",
+      "stablehlo.all_to_all",
+      "stablehlo.reduce_scatter",
+      "stablehlo.collective_permute",
+      "stablehlo.collective_broadcast",
+      "stablehlo.send",
+      "stablehlo.recv",
+      "stablehlo.infeed",
+      "stablehlo.outfeed",
+      "stablehlo.optimization_barrier",
+      "stablehlo.return",
+      "stablehlo.rng",
+      "stablehlo.rng_bit_generator",
+  };
+  if (op.num_regions() != 0 || kKept.count(op.name())) return false;
+  return op.dialect() == "stablehlo" ||
+         op.name() == "builtin.unrealized_conversion_cast";
+}
+
+// Drops the ops whose results nothing uses (what partitioning leaves of
+// values that were only needed whole), until none is left.
+void RemoveDeadOps(ir::Module& module) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::map<const Value*, int> uses;
+    module.op().Walk([&](Operation& op) {
+      for (Value* operand : op.operands()) ++uses[operand];
+    });
+    std::function<void(ir::Block&)> sweep = [&](ir::Block& block) {
+      OpList kept;
+      for (std::unique_ptr<Operation>& op : block.TakeOperations()) {
+        bool used = false;
+        for (int i = 0; i < op->num_results(); ++i) {
+          used |= uses.count(op->result(i)) > 0;
+        }
+        if (!used && op->num_results() > 0 && IsRemovableWhenUnused(*op)) {
+          changed = true;
+          continue;
+        }
+        for (const auto& region : op->regions()) {
+          for (const auto& inner : region->blocks()) sweep(*inner);
+        }
+        kept.push_back(std::move(op));
+      }
+      block.SetOperations(std::move(kept));
+    };
+    for (Operation* func : module.Functions()) sweep(ir::func::Body(*func));
+  }
+  // Private functions nothing calls any more (their calls were inlined).
+  std::set<std::string> called;
+  module.op().Walk([&](Operation& op) {
+    Attribute callee = op.GetAttr("callee");
+    if (op.name() == "func.call" && callee.is(AttrKind::kSymbolRef)) {
+      called.insert(callee.symbol_root());
+    }
+  });
+  const Operation* entry = module.EntryFunction();
+  OpList kept;
+  for (std::unique_ptr<Operation>& op : module.body().TakeOperations()) {
+    const bool unused_private = op->name() == "func.func" &&
+                                op.get() != entry && !ir::func::IsPublic(*op) &&
+                                !called.count(std::string(ir::func::Name(*op)));
+    if (!unused_private) kept.push_back(std::move(op));
+  }
+  module.body().SetOperations(std::move(kept));
+}
 
 StatusOr<EntryLayouts> ReadEntryLayouts(const ir::Module& module,
                                         int num_partitions) {
@@ -1578,6 +1855,7 @@ Status PartitionModule(ir::Module& module, const PartitionTarget& target,
   Partitioner partitioner(module, target, std::move(meshes));
   RETURN_IF_ERROR(partitioner.Run());
   if (result_layouts != nullptr) *result_layouts = partitioner.result_layouts();
+  RemoveDeadOps(module);
   return OkStatus();
 }
 
