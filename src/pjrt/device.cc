@@ -127,9 +127,10 @@ PJRT_Error* PJRT_Device_GetDescription(PJRT_Device_GetDescription_Args* args) {
 PJRT_Error* PJRT_Device_IsAddressable(PJRT_Device_IsAddressable_Args* args) {
   return RunEntry([&]() -> Status {
     KILN_PJRT_CHECK_ARGS(args, PJRT_Device_IsAddressable_Args, is_addressable);
-    RETURN_IF_ERROR(
+    ASSIGN_OR_RETURN(
+        PJRT_Device * device,
         CheckDevice(args->device, "PJRT_Device_IsAddressable_Args.device"));
-    args->is_addressable = true;  // one process: all devices are local
+    args->is_addressable = device->device->addressable();
     return OkStatus();
   });
 }

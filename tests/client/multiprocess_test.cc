@@ -1,0 +1,161 @@
+// Jobs of several processes on loopback through Kiln's client and plugin:
+// each test starts 2 or 4 worker processes (multiprocess/worker.h) that
+// share a file key-value store, and checks that every one computed its
+// collective's outputs exactly (the workers compare against values they
+// compute independently), or that the survivors of a killed peer fail in
+// time with UNAVAILABLE or DEADLINE_EXCEEDED. Every child is killed and
+// reaped by the end of its test.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "multiprocess/launcher.h"
+
+namespace kiln::multiprocess {
+namespace {
+
+#if defined(KILN_PLUGIN_PATH) && defined(KILN_MULTIPROCESS_WORKER)
+
+// Hard limit for one job: a hang fails the test instead of the suite.
+constexpr std::chrono::seconds kJobDeadline(120);
+
+class MultiprocessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTemporaryDirectory("kiln_multiprocess_");
+    ASSERT_FALSE(dir_.empty());
+  }
+  void TearDown() override { RemoveDirectory(dir_); }
+
+  std::vector<std::vector<std::string>> Arguments(
+      int processes, const std::vector<std::string>& extra) {
+    std::vector<std::vector<std::string>> all;
+    for (int p = 0; p < processes; ++p) {
+      std::vector<std::string> args = {
+          std::string("plugin=") + KILN_PLUGIN_PATH, "store=" + dir_ + "/kv",
+          "process=" + std::to_string(p),
+          "processes=" + std::to_string(processes)};
+      args.insert(args.end(), extra.begin(), extra.end());
+      all.push_back(std::move(args));
+    }
+    return all;
+  }
+
+  // Runs `op` on `processes` processes of `devices` devices each and
+  // expects every worker to succeed.
+  void RunJob(int processes, int devices, const std::string& op,
+              int64_t bytes) {
+    SCOPED_TRACE(op + " on " + std::to_string(processes) + " processes x " +
+                 std::to_string(devices) + " devices, " +
+                 std::to_string(bytes) + " bytes");
+    ProcessGroup group(
+        KILN_MULTIPROCESS_WORKER,
+        Arguments(processes,
+                  {"op=" + op, "bytes=" + std::to_string(bytes),
+                   "devices=" + std::to_string(devices), "timeout_s=60"}),
+        dir_);
+    std::vector<ChildResult> results = group.Wait(kJobDeadline);
+    for (size_t p = 0; p < results.size(); ++p) {
+      EXPECT_FALSE(results[p].timed_out) << "process " << p << " hung";
+      EXPECT_EQ(results[p].exit_code, 0)
+          << "process " << p << " (signal " << results[p].signal << "):\n"
+          << results[p].output;
+    }
+  }
+
+  std::string dir_;
+};
+
+TEST_F(MultiprocessTest, CollectivesOfOneKibOnTwoAndFourProcesses) {
+  for (int processes : {2, 4}) {
+    for (const char* op : {"all_reduce", "all_gather", "all_to_all"}) {
+      RunJob(processes, 1, op, 1024);
+    }
+  }
+}
+
+TEST_F(MultiprocessTest, EveryCollectiveWithTwoDevicesPerProcess) {
+  // Four participants, two in each process: ranks in this process and in
+  // the other meet alike.
+  for (const char* op :
+       {"all_reduce", "all_reduce_max_i32", "all_reduce_f64", "all_gather",
+        "all_to_all", "reduce_scatter", "permute", "broadcast"}) {
+    RunJob(2, 2, op, 1024);
+  }
+}
+
+TEST_F(MultiprocessTest, CollectivesOf64MibOnTwoAndFourProcesses) {
+  if (std::getenv("KILN_MULTIPROCESS_LARGE") == nullptr) {
+    GTEST_SKIP() << "set KILN_MULTIPROCESS_LARGE=1 to run the 64 MiB jobs "
+                    "(minutes on a 2-core machine; the benchmark "
+                    "multiprocess_bench times them)";
+  }
+  for (int processes : {2, 4}) {
+    for (const char* op : {"all_reduce", "all_gather", "all_to_all"}) {
+      RunJob(processes, 1, op, int64_t{64} << 20);
+    }
+  }
+}
+
+TEST_F(MultiprocessTest, KilledPeerFailsTheOthersWithinTheTimeout) {
+  constexpr int kTimeoutSeconds = 10;
+  for (int processes : {2, 4}) {
+    SCOPED_TRACE(std::to_string(processes) + " processes");
+    RemoveDirectory(dir_ + "/kv");
+    ProcessGroup group(
+        KILN_MULTIPROCESS_WORKER,
+        Arguments(processes, {"op=all_reduce", "bytes=1048576", "forever=1",
+                              "timeout_s=" + std::to_string(kTimeoutSeconds)}),
+        dir_);
+    // Every process has finished one collective: they are now in the
+    // middle of the next ones.
+    const auto started = std::chrono::steady_clock::now();
+    bool ready = false;
+    while (!ready &&
+           std::chrono::steady_clock::now() - started < kJobDeadline) {
+      ready = true;
+      for (int p = 0; p < processes; ++p) {
+        struct stat info {};
+        std::string path = dir_ + "/kv/ready." + std::to_string(p);
+        ready = ready && stat(path.c_str(), &info) == 0;
+      }
+      if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_TRUE(ready) << "the processes never completed a collective";
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const size_t victim = processes - 1;
+    group.Kill(victim);
+    const auto killed = std::chrono::steady_clock::now();
+    std::vector<ChildResult> results =
+        group.Wait(std::chrono::seconds(kTimeoutSeconds * 3));
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - killed)
+            .count();
+    EXPECT_LT(waited, kTimeoutSeconds + 5.0);
+    for (size_t p = 0; p < results.size(); ++p) {
+      if (p == victim) continue;
+      EXPECT_FALSE(results[p].timed_out) << "process " << p << " hung";
+      // 3: the worker saw UNAVAILABLE or DEADLINE_EXCEEDED.
+      EXPECT_EQ(results[p].exit_code, 3)
+          << "process " << p << " (signal " << results[p].signal << "):\n"
+          << results[p].output;
+    }
+  }
+}
+
+#else
+
+TEST(MultiprocessTest, NeedsThePluginAndTheWorker) {
+  GTEST_SKIP() << "this build has no Kiln plugin or multiprocess worker";
+}
+
+#endif
+
+}  // namespace
+}  // namespace kiln::multiprocess
