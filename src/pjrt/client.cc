@@ -328,3 +328,37 @@ PJRT_Error* PJRT_Client_TopologyDescription(
 }
 
 }  // namespace kiln::pjrt
+
+namespace kiln::pjrt {
+
+// The framework's view of the job's processes (JAX's distributed client
+// calls it whenever the coordination service sees a change). Kiln learns
+// of a dead peer from its sockets anyway (collectives fail with
+// UNAVAILABLE), so the states are only logged.
+PJRT_Error* PJRT_Client_UpdateGlobalProcessInfo(
+    PJRT_Client_UpdateGlobalProcessInfo_Args* args) {
+  return RunEntry([&]() -> Status {
+    KILN_PJRT_CHECK_ARGS(args, PJRT_Client_UpdateGlobalProcessInfo_Args,
+                         num_process_infos);
+    RETURN_IF_ERROR(CheckClient(
+        args->client, "PJRT_Client_UpdateGlobalProcessInfo_Args.client"));
+    if (args->num_process_infos > 0 && args->process_infos == nullptr) {
+      return InvalidArgumentError(
+          "PJRT_Client_UpdateGlobalProcessInfo_Args.process_infos is null");
+    }
+    for (size_t i = 0; i < args->num_process_infos; ++i) {
+      const PJRT_ProcessInfo& info = args->process_infos[i];
+      if (info.state != PJRT_ProcessState_kError &&
+          info.state != PJRT_ProcessState_kDisconnected) {
+        continue;
+      }
+      KILN_LOG(DEBUG) << "process " << info.task_id << " is "
+                      << (info.state == PJRT_ProcessState_kError
+                              ? "in error"
+                              : "disconnected");
+    }
+    return OkStatus();
+  });
+}
+
+}  // namespace kiln::pjrt
