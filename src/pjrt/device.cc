@@ -169,6 +169,12 @@ PJRT_Error* PJRT_Device_DefaultMemory(PJRT_Device_DefaultMemory_Args* args) {
     ASSIGN_OR_RETURN(
         PJRT_Device * device,
         CheckDevice(args->device, "PJRT_Device_DefaultMemory_Args.device"));
+    if (device->default_memory == nullptr) {
+      return InvalidArgumentError(
+          "PJRT_Device_DefaultMemory: ", device->device->debug_string(),
+          " belongs to process ", device->device->process_index(),
+          " and has no memory this process can address");
+    }
     args->memory = device->default_memory;
     return OkStatus();
   });

@@ -69,9 +69,14 @@ StatusOr<Memory*> ResolvePlacement(PJRT_Client* client, PJRT_Device* device,
     return InvalidArgumentError(what, "device and ", what,
                                 "memory are both null; one must be given");
   }
-  Memory* placed = static_cast<Memory*>(checked_device->default_memory);
-  RETURN_IF_ERROR(CheckAddressable(*placed, StrCat(what, "device")));
-  return placed;
+  const runtime::Device* target = checked_device->device;
+  if (!target->addressable()) {
+    return InvalidArgumentError(
+        what, "device: ", target->debug_string(), " belongs to process ",
+        target->process_index(),
+        "; buffers can only be placed on this process's devices");
+  }
+  return static_cast<Memory*>(checked_device->default_memory);
 }
 
 }  // namespace kiln::pjrt

@@ -33,12 +33,15 @@ class MultiprocessTest : public ::testing::Test {
   }
   void TearDown() override { RemoveDirectory(dir_); }
 
+  // Arguments of a new job, with a store of its own: keys are written
+  // once per job (a stale Gloo address would send a job to a dead port).
   std::vector<std::vector<std::string>> Arguments(
       int processes, const std::vector<std::string>& extra) {
+    store_ = dir_ + "/kv" + std::to_string(jobs_++);
     std::vector<std::vector<std::string>> all;
     for (int p = 0; p < processes; ++p) {
       std::vector<std::string> args = {
-          std::string("plugin=") + KILN_PLUGIN_PATH, "store=" + dir_ + "/kv",
+          std::string("plugin=") + KILN_PLUGIN_PATH, "store=" + store_,
           "process=" + std::to_string(p),
           "processes=" + std::to_string(processes)};
       args.insert(args.end(), extra.begin(), extra.end());
@@ -49,8 +52,8 @@ class MultiprocessTest : public ::testing::Test {
 
   // Runs `op` on `processes` processes of `devices` devices each and
   // expects every worker to succeed.
-  void RunJob(int processes, int devices, const std::string& op,
-              int64_t bytes) {
+  void RunJob(int processes, int devices, const std::string& op, int64_t bytes,
+              const std::string& mode = "kiln") {
     SCOPED_TRACE(op + " on " + std::to_string(processes) + " processes x " +
                  std::to_string(devices) + " devices, " +
                  std::to_string(bytes) + " bytes");
@@ -70,6 +73,8 @@ class MultiprocessTest : public ::testing::Test {
   }
 
   std::string dir_;
+  std::string store_;
+  int jobs_ = 0;
 };
 
 TEST_F(MultiprocessTest, CollectivesOfOneKibOnTwoAndFourProcesses) {
@@ -90,6 +95,12 @@ TEST_F(MultiprocessTest, EveryCollectiveWithTwoDevicesPerProcess) {
   }
 }
 
+TEST_F(MultiprocessTest, ExecuteReplicatedAcrossProcesses) {
+  for (const char* op : {"all_reduce", "all_to_all"}) {
+    RunJob(2, 2, op, 1024, "replicated");
+  }
+}
+
 TEST_F(MultiprocessTest, CollectivesOf64MibOnTwoAndFourProcesses) {
   if (std::getenv("KILN_MULTIPROCESS_LARGE") == nullptr) {
     GTEST_SKIP() << "set KILN_MULTIPROCESS_LARGE=1 to run the 64 MiB jobs "
@@ -107,7 +118,6 @@ TEST_F(MultiprocessTest, KilledPeerFailsTheOthersWithinTheTimeout) {
   constexpr int kTimeoutSeconds = 10;
   for (int processes : {2, 4}) {
     SCOPED_TRACE(std::to_string(processes) + " processes");
-    RemoveDirectory(dir_ + "/kv");
     ProcessGroup group(
         KILN_MULTIPROCESS_WORKER,
         Arguments(processes, {"op=all_reduce", "bytes=1048576", "forever=1",
@@ -122,7 +132,7 @@ TEST_F(MultiprocessTest, KilledPeerFailsTheOthersWithinTheTimeout) {
       ready = true;
       for (int p = 0; p < processes; ++p) {
         struct stat info {};
-        std::string path = dir_ + "/kv/ready." + std::to_string(p);
+        std::string path = store_ + "/ready." + std::to_string(p);
         ready = ready && stat(path.c_str(), &info) == 0;
       }
       if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -3,7 +3,7 @@
 //
 //   worker plugin=PATH store=DIR process=I processes=N [devices=K]
 //          op=OP bytes=B [iterations=T] [timeout_s=S] [forever=1]
-//          [mode=kiln|gloo]
+//          [mode=kiln|replicated|gloo]
 //
 // mode=kiln (default): creates a client of process I of N (K devices
 // each) sharing the file store DIR, compiles OP over every global device
@@ -16,6 +16,9 @@
 // forever=1 runs the collective until it fails (writing DIR/ready.I after
 // the first success) and exits 3 when the failure is UNAVAILABLE or
 // DEADLINE_EXCEEDED, 4 for any other error.
+//
+// mode=replicated: the same through PjrtComputationClient (Compile over
+// every device of the job, ExecuteReplicated on this process's).
 //
 // mode=gloo: the same f32 sum of B bytes through gloo::allreduce directly
 // (Gloo's own file store in DIR, one rank per process): the peer figure
