@@ -6,6 +6,8 @@
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -426,7 +428,11 @@ int RunGloo(const Flags& flags) {
     gloo::transport::tcp::attr attr;
     attr.hostname = "127.0.0.1";
     auto device = gloo::transport::tcp::CreateDevice(attr);
-    gloo::rendezvous::FileStore store(flags.Get("store", "") + "/gloo");
+    // Gloo's file store needs its directory to exist.
+    const std::string directory = flags.Get("store", "");
+    mkdir(directory.c_str(), 0700);
+    mkdir((directory + "/gloo").c_str(), 0700);
+    gloo::rendezvous::FileStore store(directory + "/gloo");
     auto context =
         std::make_shared<gloo::rendezvous::Context>(process, processes);
     context->connectFullMesh(store, device);
