@@ -7,6 +7,7 @@
 // reaped by the end of its test.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -72,6 +73,60 @@ class MultiprocessTest : public ::testing::Test {
     }
   }
 
+  // Starts `processes` workers looping over all_reduce with a collective
+  // timeout of `timeout_seconds`, waits until each has finished one, sends
+  // `signal` to the last one, and expects the others to exit with
+  // UNAVAILABLE or DEADLINE_EXCEEDED (worker exit code 3) within
+  // `within_seconds` of the signal.
+  void RunFault(int processes, int signal, int timeout_seconds,
+                double within_seconds) {
+    ProcessGroup group(
+        KILN_MULTIPROCESS_WORKER,
+        Arguments(processes, {"op=all_reduce", "bytes=1048576", "forever=1",
+                              "timeout_s=" + std::to_string(timeout_seconds)}),
+        dir_);
+    // Every process has finished one collective: they are now in the
+    // middle of the next ones.
+    const auto started = std::chrono::steady_clock::now();
+    bool ready = false;
+    while (!ready &&
+           std::chrono::steady_clock::now() - started < kJobDeadline) {
+      ready = true;
+      for (int p = 0; p < processes; ++p) {
+        struct stat info {};
+        std::string path = store_ + "/ready." + std::to_string(p);
+        ready = ready && stat(path.c_str(), &info) == 0;
+      }
+      if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_TRUE(ready) << "the processes never completed a collective";
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const size_t victim = processes - 1;
+    group.Signal(victim, signal);
+    const auto signalled = std::chrono::steady_clock::now();
+    // The survivors only: the victim (stopped, or dead) is killed and
+    // reaped when the group goes.
+    std::vector<ChildResult> results = group.WaitExcept(
+        victim, std::chrono::seconds(static_cast<int>(within_seconds * 3)));
+    const double waited = std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - signalled)
+                              .count();
+    EXPECT_LT(waited, within_seconds);
+    for (size_t p = 0; p < results.size(); ++p) {
+      if (p == victim) continue;
+      EXPECT_FALSE(results[p].timed_out) << "process " << p << " hung";
+      // 3: the worker saw UNAVAILABLE or DEADLINE_EXCEEDED.
+      EXPECT_EQ(results[p].exit_code, 3)
+          << "process " << p << " (signal " << results[p].signal << "):\n"
+          << results[p].output;
+      if (signal == SIGSTOP) {
+        EXPECT_NE(results[p].output.find("DEADLINE_EXCEEDED"),
+                  std::string::npos)
+            << results[p].output;
+      }
+    }
+  }
+
   std::string dir_;
   std::string store_;
   int jobs_ = 0;
@@ -115,48 +170,18 @@ TEST_F(MultiprocessTest, CollectivesOf64MibOnTwoAndFourProcesses) {
 }
 
 TEST_F(MultiprocessTest, KilledPeerFailsTheOthersWithinTheTimeout) {
-  constexpr int kTimeoutSeconds = 10;
+  // The killed process's sockets close: UNAVAILABLE, long before the 10 s
+  // timeout.
   for (int processes : {2, 4}) {
     SCOPED_TRACE(std::to_string(processes) + " processes");
-    ProcessGroup group(
-        KILN_MULTIPROCESS_WORKER,
-        Arguments(processes, {"op=all_reduce", "bytes=1048576", "forever=1",
-                              "timeout_s=" + std::to_string(kTimeoutSeconds)}),
-        dir_);
-    // Every process has finished one collective: they are now in the
-    // middle of the next ones.
-    const auto started = std::chrono::steady_clock::now();
-    bool ready = false;
-    while (!ready &&
-           std::chrono::steady_clock::now() - started < kJobDeadline) {
-      ready = true;
-      for (int p = 0; p < processes; ++p) {
-        struct stat info {};
-        std::string path = store_ + "/ready." + std::to_string(p);
-        ready = ready && stat(path.c_str(), &info) == 0;
-      }
-      if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    ASSERT_TRUE(ready) << "the processes never completed a collective";
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const size_t victim = processes - 1;
-    group.Kill(victim);
-    const auto killed = std::chrono::steady_clock::now();
-    std::vector<ChildResult> results =
-        group.Wait(std::chrono::seconds(kTimeoutSeconds * 3));
-    const double waited =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - killed)
-            .count();
-    EXPECT_LT(waited, kTimeoutSeconds + 5.0);
-    for (size_t p = 0; p < results.size(); ++p) {
-      if (p == victim) continue;
-      EXPECT_FALSE(results[p].timed_out) << "process " << p << " hung";
-      // 3: the worker saw UNAVAILABLE or DEADLINE_EXCEEDED.
-      EXPECT_EQ(results[p].exit_code, 3)
-          << "process " << p << " (signal " << results[p].signal << "):\n"
-          << results[p].output;
-    }
+    RunFault(processes, SIGKILL, 10, 10 + 5.0);
   }
+}
+
+TEST_F(MultiprocessTest, StoppedPeerFailsTheOthersWithDeadlineExceeded) {
+  // A peer that hangs keeps its sockets open: Gloo's timeout (the
+  // collective timeout, 3 s) ends the wait.
+  RunFault(2, SIGSTOP, 3, 3 + 5.0);
 }
 
 #else

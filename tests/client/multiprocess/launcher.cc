@@ -57,11 +57,18 @@ ProcessGroup::~ProcessGroup() {
   }
 }
 
-void ProcessGroup::Kill(size_t i) {
-  if (i < pids_.size() && !done_[i]) kill(pids_[i], SIGKILL);
+void ProcessGroup::Kill(size_t i) { Signal(i, SIGKILL); }
+
+void ProcessGroup::Signal(size_t i, int signal) {
+  if (i < pids_.size() && !done_[i]) kill(pids_[i], signal);
 }
 
 std::vector<ChildResult> ProcessGroup::Wait(std::chrono::milliseconds timeout) {
+  return WaitExcept(pids_.size(), timeout);
+}
+
+std::vector<ChildResult> ProcessGroup::WaitExcept(
+    size_t skip, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto reap = [&](size_t i, int status) {
     done_[i] = true;
@@ -71,7 +78,7 @@ std::vector<ChildResult> ProcessGroup::Wait(std::chrono::milliseconds timeout) {
   while (true) {
     bool running = false;
     for (size_t i = 0; i < pids_.size(); ++i) {
-      if (done_[i]) continue;
+      if (done_[i] || i == skip) continue;
       int status = 0;
       pid_t got = waitpid(pids_[i], &status, WNOHANG);
       if (got == pids_[i]) {
@@ -93,6 +100,12 @@ std::vector<ChildResult> ProcessGroup::Wait(std::chrono::milliseconds timeout) {
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (skip < pids_.size() && !done_[skip]) {
+    kill(pids_[skip], SIGKILL);
+    int status = 0;
+    waitpid(pids_[skip], &status, 0);
+    reap(skip, status);
   }
   for (size_t i = 0; i < pids_.size(); ++i) {
     std::ifstream in(logs_[i]);

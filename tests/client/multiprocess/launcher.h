@@ -35,9 +35,15 @@ class ProcessGroup {
   size_t size() const { return pids_.size(); }
   // Sends SIGKILL to child `i`.
   void Kill(size_t i);
+  // Sends `signal` to child `i` (SIGSTOP: a peer that hangs).
+  void Signal(size_t i, int signal);
   // Waits for every child until `timeout` has passed, then kills the rest
   // (marked timed_out). Results by child.
   std::vector<ChildResult> Wait(std::chrono::milliseconds timeout);
+  // Like Wait, but child `skip` (a stopped one) is not waited for: it is
+  // killed and reaped once the others are done.
+  std::vector<ChildResult> WaitExcept(size_t skip,
+                                      std::chrono::milliseconds timeout);
 
  private:
   std::vector<pid_t> pids_;
