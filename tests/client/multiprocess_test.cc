@@ -9,6 +9,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -177,6 +178,36 @@ TEST_F(MultiprocessTest, KilledPeerFailsTheOthersWithinTheTimeout) {
     RunFault(processes, SIGKILL, 10, 10 + 5.0);
   }
 }
+
+#ifdef KILN_BINARY
+TEST_F(MultiprocessTest, KilnInfoListsTheJobsDevices) {
+  if (access(KILN_BINARY, X_OK) != 0) {
+    GTEST_SKIP() << "the kiln command is not built (" << KILN_BINARY << ")";
+  }
+  std::vector<std::vector<std::string>> arguments;
+  for (int p = 0; p < 2; ++p) {
+    arguments.push_back({"info", std::string("--plugin=") + KILN_PLUGIN_PATH,
+                         "--devices=2", "--processes=2",
+                         "--process=" + std::to_string(p),
+                         "--store=" + dir_ + "/kv_info"});
+  }
+  ProcessGroup group(KILN_BINARY, arguments, dir_);
+  std::vector<ChildResult> results = group.Wait(kJobDeadline);
+  for (int p = 0; p < 2; ++p) {
+    ASSERT_EQ(results[p].exit_code, 0) << results[p].output;
+    const std::string& out = results[p].output;
+    EXPECT_NE(out.find("process index: " + std::to_string(p)),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("devices: 4 (2 addressable)"), std::string::npos) << out;
+    EXPECT_NE(out.find("device " + std::to_string(2 * p + 1) +
+                       ": kind \"cpu\", process " + std::to_string(p) +
+                       ", local hardware id 1, addressable"),
+              std::string::npos)
+        << out;
+  }
+}
+#endif
 
 TEST_F(MultiprocessTest, StoppedPeerFailsTheOthersWithDeadlineExceeded) {
   // A peer that hangs keeps its sockets open: Gloo's timeout (the
