@@ -19,6 +19,21 @@ set_target_properties(kiln_protobuf_lite PROPERTIES
   INTERFACE_LINK_LIBRARIES Threads::Threads)
 find_program(KILN_PROTOC protoc REQUIRED)
 
+# Gloo (Debian's libgloo-dev): the TCP transport of collectives between
+# processes (runtime/gloo_collectives.h). Debian's package has a CMake
+# config, but found by hand it works with any install that has the header
+# and the library.
+find_path(KILN_GLOO_INCLUDE_DIR gloo/allreduce.h)
+find_library(KILN_GLOO_LIBRARY gloo)
+if(NOT KILN_GLOO_INCLUDE_DIR OR NOT KILN_GLOO_LIBRARY)
+  message(FATAL_ERROR "Gloo not found (gloo/allreduce.h, libgloo); run scripts/setup.sh")
+endif()
+add_library(kiln_gloo UNKNOWN IMPORTED GLOBAL)
+set_target_properties(kiln_gloo PROPERTIES
+  IMPORTED_LOCATION "${KILN_GLOO_LIBRARY}"
+  INTERFACE_INCLUDE_DIRECTORIES "${KILN_GLOO_INCLUDE_DIR}"
+  INTERFACE_LINK_LIBRARIES Threads::Threads)
+
 # Compiles .proto files into C++ sources under <build>/generated, keeping
 # their path relative to the source root: proto/x.proto is included as
 # "proto/x.pb.h" (add ${CMAKE_BINARY_DIR}/generated to the include path).

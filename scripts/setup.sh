@@ -3,7 +3,8 @@
 # Idempotent and quiet when everything is already there.
 #
 #   Debian packages   compiler, CMake, Ninja, GoogleTest, Google Benchmark,
-#                     protobuf headers and protoc.
+#                     protobuf headers and protoc, Gloo (collectives between
+#                     processes).
 #   .deps/protobuf    protobuf-lite built from Debian's own source package as
 #                     position-independent static code. Debian ships
 #                     libprotobuf-lite.a without -fPIC, and the plugin must link
@@ -16,7 +17,7 @@ DEPS="${KILN_DEPS_DIR:-$ROOT/.deps}"
 
 PACKAGES=(build-essential cmake ninja-build pkg-config python3
           libgtest-dev libgmock-dev libbenchmark-dev
-          libprotobuf-dev protobuf-compiler dpkg-dev)
+          libprotobuf-dev protobuf-compiler dpkg-dev libgloo-dev)
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

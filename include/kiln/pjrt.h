@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "kiln/key_value_store.h"
 #include "kiln/plugin.h"
 #include "kiln/shape.h"
 #include "pjrt_c_api.h"
@@ -258,10 +259,14 @@ enum class HostBufferSemantics {
 class Client : public std::enable_shared_from_this<Client> {
  public:
   // Creates a client with the given create options (PJRT_Client_Create) and
-  // reads its devices and memories.
+  // reads its devices and memories. With `store`, the plugin gets it as
+  // its key-value callbacks (kv_get / kv_put): a client of one process of
+  // several (options num_nodes and node_id) exchanges its devices and sets
+  // up its collectives through it. The client keeps the store alive.
   static StatusOr<std::shared_ptr<Client>> Create(
       std::shared_ptr<const Plugin> plugin,
-      const std::vector<NamedValue>& options = {});
+      const std::vector<NamedValue>& options = {},
+      std::shared_ptr<KeyValueStore> store = nullptr);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
@@ -323,6 +328,7 @@ class Client : public std::enable_shared_from_this<Client> {
       PJRT_LoadedExecutable* handle) const;
 
   std::shared_ptr<const Plugin> plugin_;
+  std::shared_ptr<KeyValueStore> store_;
   PJRT_Client* handle_ = nullptr;
   std::string platform_name_;
   std::string platform_version_;

@@ -20,6 +20,10 @@ struct PjrtComputationClientOptions {
   std::shared_ptr<const Plugin> plugin;
   // Named options for PJRT_Client_Create.
   std::vector<NamedValue> create_options;
+  // The key-value store of a job of several processes (with the options
+  // num_nodes and node_id): the plugin exchanges devices and meets for
+  // collectives through it (kiln/key_value_store.h). Null in one process.
+  std::shared_ptr<KeyValueStore> key_value_store;
   // A folder for the on-disk compile cache (created if missing); empty:
   // none.
   std::string persistent_cache_path;
@@ -61,9 +65,12 @@ class PjrtComputationClient : public ComputationClient {
       const std::string& serialized) override;
   Metrics& metrics() override { return *metrics_; }
 
-  // The PJRT client underneath, and the device a name stands for.
+  // The PJRT client underneath, and the device a name stands for: one of
+  // this process's, or with `any_process` one of any process of the job
+  // (what a compile over every device names).
   Client& pjrt_client() const { return *client_; }
-  StatusOr<Device*> LookupDevice(std::string_view name) const;
+  StatusOr<Device*> LookupDevice(std::string_view name,
+                                 bool any_process = false) const;
   // The buffer behind a Data of this client (null when it has no value).
   std::shared_ptr<Buffer> GetBuffer(const DataPtr& data) const;
   // Wraps a buffer as Data.

@@ -1,6 +1,8 @@
 // Client: PJRT_Client creation, device and memory discovery, host-to-device
 // transfers, compilation and loading.
 #include <algorithm>
+#include <chrono>
+#include <cstring>
 
 #include "base/strings.h"
 #include "client/pjrt_util.h"
@@ -66,16 +68,58 @@ std::vector<PJRT_NamedValue> ViewNamedValues(
   return out;
 }
 
+// The key-value callbacks over a KeyValueStore (the user argument).
+// Errors go back through the plugin's callback_error.
+PJRT_Error* CallbackFailure(PJRT_CallbackError* make_error,
+                            const Status& status) {
+  if (make_error == nullptr || *make_error == nullptr) return nullptr;
+  const std::string message = status.ToString();
+  return (*make_error)(static_cast<PJRT_Error_Code>(status.code()),
+                       message.data(), message.size());
+}
+
+void DeleteValue(char* value) { delete[] value; }
+
+PJRT_Error* KeyValueGet(PJRT_KeyValueGetCallback_Args* args) {
+  auto* store = static_cast<KeyValueStore*>(args->user_arg);
+  StatusOr<std::string> value =
+      store->Get(std::string_view(args->key, args->key_size),
+                 std::chrono::milliseconds(std::max(0, args->timeout_in_ms)));
+  if (!value.ok()) return CallbackFailure(args->callback_error, value.status());
+  char* copy = new char[value->size() + 1];
+  std::memcpy(copy, value->data(), value->size());
+  copy[value->size()] = '\0';
+  args->value = copy;
+  args->value_size = value->size();
+  args->value_deleter_callback = &DeleteValue;
+  return nullptr;
+}
+
+PJRT_Error* KeyValuePut(PJRT_KeyValuePutCallback_Args* args) {
+  auto* store = static_cast<KeyValueStore*>(args->user_arg);
+  Status status = store->Put(std::string_view(args->key, args->key_size),
+                             std::string_view(args->value, args->value_size));
+  if (!status.ok()) return CallbackFailure(args->callback_error, status);
+  return nullptr;
+}
+
 }  // namespace
 
 StatusOr<std::shared_ptr<Client>> Client::Create(
     std::shared_ptr<const Plugin> plugin,
-    const std::vector<NamedValue>& options) {
+    const std::vector<NamedValue>& options,
+    std::shared_ptr<KeyValueStore> store) {
   if (plugin == nullptr) return InvalidArgumentError("plugin is null");
   std::vector<PJRT_NamedValue> raw_options = ViewNamedValues(options);
   auto args = KILN_PJRT_ARGS(PJRT_Client_Create_Args);
   args.create_options = raw_options.empty() ? nullptr : raw_options.data();
   args.num_options = raw_options.size();
+  if (store != nullptr) {
+    args.kv_get_callback = &KeyValueGet;
+    args.kv_get_user_arg = store.get();
+    args.kv_put_callback = &KeyValuePut;
+    args.kv_put_user_arg = store.get();
+  }
   RETURN_IF_ERROR(KILN_PJRT_CALL(*plugin, PJRT_Client_Create, args));
   if (args.client == nullptr) {
     return InternalError("PJRT_Client_Create of ", plugin->path(),
@@ -83,6 +127,7 @@ StatusOr<std::shared_ptr<Client>> Client::Create(
   }
   std::shared_ptr<Client> client(new Client(std::move(plugin)));
   client->handle_ = args.client;
+  client->store_ = std::move(store);
   RETURN_IF_ERROR(client->Describe());
   return client;
 }

@@ -21,8 +21,9 @@ StatusOr<std::unique_ptr<PjrtComputationClient>> PjrtComputationClient::Create(
     ASSIGN_OR_RETURN(plugin, Plugin::Load(options.plugin_path));
   }
   std::unique_ptr<PjrtComputationClient> client(new PjrtComputationClient());
-  ASSIGN_OR_RETURN(client->client_,
-                   Client::Create(plugin, options.create_options));
+  ASSIGN_OR_RETURN(
+      client->client_,
+      Client::Create(plugin, options.create_options, options.key_value_store));
   if (client->client_->addressable_devices().empty()) {
     return FailedPreconditionError("PJRT plugin ", plugin->path(),
                                    " provides no addressable devices");
@@ -43,8 +44,8 @@ std::string PjrtComputationClient::DeviceName(const Device* device) const {
   return StrCat(platform_, ":", found - devices.begin());
 }
 
-StatusOr<Device*> PjrtComputationClient::LookupDevice(
-    std::string_view name) const {
+StatusOr<Device*> PjrtComputationClient::LookupDevice(std::string_view name,
+                                                      bool any_process) const {
   ASSIGN_OR_RETURN(auto parsed, ParseDeviceName(name));
   if (ToUpper(parsed.first) != platform_) {
     return InvalidArgumentError("device '", name, "' is not a ", platform_,
@@ -58,7 +59,7 @@ StatusOr<Device*> PjrtComputationClient::LookupDevice(
                                 " devices");
   }
   Device* device = client_->devices()[parsed.second];
-  if (!device->addressable()) {
+  if (!device->addressable() && !any_process) {
     return InvalidArgumentError("device '", name,
                                 "' is not addressable from this process");
   }
@@ -319,10 +320,19 @@ PjrtComputationClient::ExecuteReplicated(
                                 ": ", arguments.size(), " argument lists for ",
                                 devices.size(), " devices");
   }
-  if (devices.size() != pjrt->devices_.size()) {
-    return InvalidArgumentError("ExecuteReplicated of ", computation.name(),
-                                ": compiled for ", pjrt->devices_.size(),
-                                " devices, asked to run on ", devices.size());
+  // In a job of several processes each runs the replicas on its own
+  // devices: the compiled devices of this process, in replica order.
+  std::vector<std::string> local_devices;
+  for (size_t d = 0; d < pjrt->pjrt_devices_.size(); ++d) {
+    if (pjrt->pjrt_devices_[d]->process_index() == client_->process_index()) {
+      local_devices.push_back(pjrt->devices_[d]);
+    }
+  }
+  if (devices.size() != local_devices.size()) {
+    return InvalidArgumentError(
+        "ExecuteReplicated of ", computation.name(), ": compiled for ",
+        pjrt->devices_.size(), " devices (", local_devices.size(),
+        " in this process), asked to run on ", devices.size());
   }
   std::vector<std::string> canonical;
   std::vector<std::vector<Buffer*>> argument_lists;
@@ -330,10 +340,11 @@ PjrtComputationClient::ExecuteReplicated(
   for (size_t d = 0; d < devices.size(); ++d) {
     ASSIGN_OR_RETURN(Device * device, LookupDevice(devices[d]));
     canonical.push_back(DeviceName(device));
-    if (canonical.back() != pjrt->devices_[d]) {
-      return InvalidArgumentError(
-          "ExecuteReplicated of ", computation.name(), ": replica ", d,
-          " was compiled for ", pjrt->devices_[d], ", not ", canonical.back());
+    if (canonical.back() != local_devices[d]) {
+      return InvalidArgumentError("ExecuteReplicated of ", computation.name(),
+                                  ": this process's replica ", d,
+                                  " was compiled for ", local_devices[d],
+                                  ", not ", canonical.back());
     }
     ASSIGN_OR_RETURN(std::vector<Buffer*> buffers,
                      CollectArguments(*pjrt, arguments[d], canonical.back(),

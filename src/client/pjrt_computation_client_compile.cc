@@ -90,7 +90,7 @@ StatusOr<ComputationPtr> PjrtComputationClient::CompileOne(
   CompileOptions options;
   options.num_replicas = static_cast<int>(device_names.size());
   for (const std::string& name : device_names) {
-    ASSIGN_OR_RETURN(Device * device, LookupDevice(name));
+    ASSIGN_OR_RETURN(Device * device, LookupDevice(name, /*any_process=*/true));
     computation->pjrt_devices_.push_back(device);
     computation->devices_.push_back(DeviceName(device));
     options.device_ids.push_back(device->id());
@@ -233,7 +233,7 @@ StatusOr<ComputationPtr> PjrtComputationClient::LoadSerialized(
   computation->compile_options_ = std::move(record.compile_options);
   computation->donated_parameters_ = std::move(record.donated_parameters);
   for (const std::string& name : record.devices) {
-    ASSIGN_OR_RETURN(Device * device, LookupDevice(name));
+    ASSIGN_OR_RETURN(Device * device, LookupDevice(name, /*any_process=*/true));
     computation->pjrt_devices_.push_back(device);
     computation->devices_.push_back(DeviceName(device));
   }

@@ -145,6 +145,17 @@ void Communicator::Finish(int participant) {
   changed_.notify_all();
 }
 
+bool Communicator::SpansProcesses(const std::vector<int>& group) const {
+  if (cross_process_.collectives == nullptr) return false;
+  for (int member : group) {
+    if (member >= 0 && member < static_cast<int>(cross_process_.local.size()) &&
+        !cross_process_.local[member]) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::optional<Status> Communicator::failure() const {
   std::lock_guard<std::mutex> lock(mutex_);
   if (failure_.ok()) return std::nullopt;

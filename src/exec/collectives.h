@@ -35,8 +35,60 @@
 #include <vector>
 
 #include "base/status.h"
+#include "ir/element_type.h"
 
 namespace kiln::exec {
+
+using ir::ElementType;
+
+// The reductions a collective between processes can do itself.
+enum class ProcessReduction { kSum, kProduct, kMax, kMin };
+
+// Collectives between participants in several processes (a launch whose
+// device assignment spans processes). Each participant is a rank of its
+// group, named by the global device ids of the group in rank order, and
+// calls the collective itself: ranks in this process and in others are
+// treated alike (runtime/gloo_collectives.h implements it over Gloo).
+// Every call blocks until the collective is done, fails with UNAVAILABLE
+// when a peer goes away and DEADLINE_EXCEEDED after the timeout.
+class ProcessCollectives {
+ public:
+  virtual ~ProcessCollectives() = default;
+
+  // out = the reduction of every rank's `count` elements of `type`
+  // (in == out is allowed). UNIMPLEMENTED for types it cannot reduce.
+  virtual Status AllReduce(const std::vector<int>& devices, int rank,
+                           ElementType type, ProcessReduction reduction,
+                           const std::byte* in, std::byte* out,
+                           int64_t count) = 0;
+  // out (devices.size() * bytes) = every rank's `bytes` bytes, in rank
+  // order.
+  virtual Status AllGather(const std::vector<int>& devices, int rank,
+                           const std::byte* in, std::byte* out,
+                           int64_t bytes) = 0;
+  // in and out hold devices.size() blocks of `bytes`: block r of `in` goes
+  // to rank r, block r of `out` comes from rank r.
+  virtual Status AllToAll(const std::vector<int>& devices, int rank,
+                          const std::byte* in, std::byte* out,
+                          int64_t bytes) = 0;
+  // data (`bytes`) of rank `root` is copied into every rank's `data`.
+  virtual Status Broadcast(const std::vector<int>& devices, int rank, int root,
+                           std::byte* data, int64_t bytes) = 0;
+  // Sends `send` to the ranks `send_to` and receives `recv` from rank
+  // `recv_from` (-1: nothing), `bytes` each.
+  virtual Status SendReceive(const std::vector<int>& devices, int rank,
+                             const std::byte* send,
+                             const std::vector<int>& send_to, std::byte* recv,
+                             int recv_from, int64_t bytes) = 0;
+};
+
+// Where a launch's participants are, when they span processes: the global
+// device id of each participant and whether it runs in this process.
+struct CrossProcessLaunch {
+  std::shared_ptr<ProcessCollectives> collectives;
+  std::vector<int> devices;
+  std::vector<bool> local;
+};
 
 // The process groups of one collective step over flattened participant
 // ids, resolved when the plan is built (compile/ applies the StableHLO
@@ -107,6 +159,15 @@ class Communicator {
   int num_participants() const { return num_participants_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
+  // Marks this launch as spanning processes (before any run starts).
+  void SetCrossProcess(CrossProcessLaunch cross_process) {
+    cross_process_ = std::move(cross_process);
+  }
+  // Whether `group` has a member in another process: its collectives then
+  // go through cross_process().collectives instead of a meeting.
+  bool SpansProcesses(const std::vector<int>& group) const;
+  const CrossProcessLaunch& cross_process() const { return cross_process_; }
+
   // Joins the meeting of step `step_id` for group `group_index` (members
   // `group`, where `participant` has rank `rank`), bringing
   // `contribution`, and waits for the whole group. Fails at once when the
@@ -138,6 +199,7 @@ class Communicator {
 
   const int num_participants_;
   const std::chrono::milliseconds timeout_;
+  CrossProcessLaunch cross_process_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::map<Key, std::shared_ptr<Meeting::State>> meetings_;

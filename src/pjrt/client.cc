@@ -7,6 +7,7 @@
 #include "pjrt/args.h"
 #include "pjrt/entry_points.h"
 #include "pjrt/handles.h"
+#include "pjrt/key_value_store.h"
 #include "pjrt/platform.h"
 #include "pjrt_c_api.h"
 
@@ -47,13 +48,24 @@ StatusOr<CreateOptions> ParseCreateOptions(
           reinterpret_cast<exec::HostCallbackTrampoline>(
               static_cast<uintptr_t>(address)));
     } else if (option.name == "num_nodes" || option.name == "node_id") {
-      // Multi-process frameworks pass these; Kiln runs in one process.
+      // A job of several processes (JAX passes its distributed client's
+      // process count and id under these names).
       ASSIGN_OR_RETURN(int64_t value, IntegerOption(option));
-      const int64_t single_process = option.name == "num_nodes" ? 1 : 0;
-      if (value != single_process) {
-        return UnimplementedError("PJRT_Client_Create: ", option.ToString(),
-                                  ": Kiln runs in a single process");
+      if (value < 0 || value > runtime::kMaxDevices) {
+        return InvalidArgumentError("PJRT_Client_Create: ", option.ToString(),
+                                    " is out of range");
       }
+      (option.name == "num_nodes" ? result.client.process_count
+                                  : result.client.process_index) =
+          static_cast<int>(value);
+    } else if (option.name == "collectives_hostname") {
+      // The address this process's Gloo endpoints listen on.
+      const std::string* hostname = std::get_if<std::string>(&option.value);
+      if (hostname == nullptr) {
+        return InvalidArgumentError(
+            "PJRT_Client_Create: collectives_hostname must be a string");
+      }
+      result.client.collectives_hostname = *hostname;
     } else {
       result.ignored.push_back(option.ToString());
     }
@@ -71,6 +83,9 @@ std::unique_ptr<PJRT_Client> MakeClientHandles(
     handle->client = client.get();
     handle->description.description = device->description();
     client->devices.push_back(handle.get());
+    if (device->addressable()) {
+      client->addressable_devices.push_back(handle.get());
+    }
     client->owned_devices.push_back(std::move(handle));
   }
   for (runtime::MemorySpace* memory : client->runtime->memory_spaces()) {
@@ -79,9 +94,14 @@ std::unique_ptr<PJRT_Client> MakeClientHandles(
     handle->client = client.get();
     handle->devices.push_back(client->device_handle(memory->device()));
     client->memories.push_back(handle.get());
+    if (memory->device()->addressable()) {
+      client->addressable_memories.push_back(handle.get());
+    }
     client->owned_memories.push_back(std::move(handle));
   }
   for (PJRT_Device* device : client->devices) {
+    // A device of another process has no memory this process can address.
+    if (!device->device->addressable()) continue;
     for (runtime::MemorySpace* memory : device->device->memory_spaces()) {
       device->memories.push_back(client->memory_handle(memory));
     }
@@ -96,8 +116,9 @@ std::unique_ptr<PJRT_Client> MakeClientHandles(
   for (PJRT_Device* device : client->devices) {
     topology->descriptions.push_back(&device->description);
   }
-  topology->attributes.AddInt64("cpu_device_count",
-                                static_cast<int64_t>(client->devices.size()));
+  topology->attributes.AddInt64(
+      "cpu_device_count",
+      static_cast<int64_t>(client->addressable_devices.size()));
   client->topology = std::move(topology);
   return client;
 }
@@ -125,8 +146,12 @@ PJRT_Error* PJRT_Client_Create(PJRT_Client_Create_Args* args) {
                          "know: "
                       << StrJoin(parsed.ignored, ", ");
     }
-    // The key-value callbacks matter only to multi-process clients, which
-    // Kiln does not make; they are not read.
+    // The key-value callbacks matter only to clients of several
+    // processes: they exchange their devices and meet for collectives
+    // through them.
+    if (parsed.client.process_count > 1) {
+      ASSIGN_OR_RETURN(parsed.client.store, CallbackKeyValueStore(*args));
+    }
     ASSIGN_OR_RETURN(std::unique_ptr<runtime::Client> runtime_client,
                      runtime::Client::Create(parsed.client));
     args->client = MakeClientHandles(std::move(runtime_client)).release();
@@ -204,9 +229,8 @@ PJRT_Error* PJRT_Client_AddressableDevices(
     ASSIGN_OR_RETURN(PJRT_Client * client,
                      CheckClient(args->client,
                                  "PJRT_Client_AddressableDevices_Args.client"));
-    // One process: every device is addressable.
-    args->addressable_devices = client->devices.data();
-    args->num_addressable_devices = client->devices.size();
+    args->addressable_devices = client->addressable_devices.data();
+    args->num_addressable_devices = client->addressable_devices.size();
     return OkStatus();
   });
 }
@@ -250,8 +274,8 @@ PJRT_Error* PJRT_Client_AddressableMemories(
         PJRT_Client * client,
         CheckClient(args->client,
                     "PJRT_Client_AddressableMemories_Args.client"));
-    args->addressable_memories = client->memories.data();
-    args->num_addressable_memories = client->memories.size();
+    args->addressable_memories = client->addressable_memories.data();
+    args->num_addressable_memories = client->addressable_memories.size();
     return OkStatus();
   });
 }
@@ -299,6 +323,40 @@ PJRT_Error* PJRT_Client_TopologyDescription(
                     "PJRT_Client_TopologyDescription_Args.client"));
     // Owned by the client, like XLA's: valid until the client is destroyed.
     args->topology = client->topology.get();
+    return OkStatus();
+  });
+}
+
+}  // namespace kiln::pjrt
+
+namespace kiln::pjrt {
+
+// The framework's view of the job's processes (JAX's distributed client
+// calls it whenever the coordination service sees a change). Kiln learns
+// of a dead peer from its sockets anyway (collectives fail with
+// UNAVAILABLE), so the states are only logged.
+PJRT_Error* PJRT_Client_UpdateGlobalProcessInfo(
+    PJRT_Client_UpdateGlobalProcessInfo_Args* args) {
+  return RunEntry([&]() -> Status {
+    KILN_PJRT_CHECK_ARGS(args, PJRT_Client_UpdateGlobalProcessInfo_Args,
+                         num_process_infos);
+    RETURN_IF_ERROR(CheckClient(
+        args->client, "PJRT_Client_UpdateGlobalProcessInfo_Args.client"));
+    if (args->num_process_infos > 0 && args->process_infos == nullptr) {
+      return InvalidArgumentError(
+          "PJRT_Client_UpdateGlobalProcessInfo_Args.process_infos is null");
+    }
+    for (size_t i = 0; i < args->num_process_infos; ++i) {
+      const PJRT_ProcessInfo& info = args->process_infos[i];
+      if (info.state != PJRT_ProcessState_kError &&
+          info.state != PJRT_ProcessState_kDisconnected) {
+        continue;
+      }
+      KILN_LOG(DEBUG) << "process " << info.task_id << " is "
+                      << (info.state == PJRT_ProcessState_kError
+                              ? "in error"
+                              : "disconnected");
+    }
     return OkStatus();
   });
 }

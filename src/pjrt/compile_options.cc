@@ -241,8 +241,7 @@ std::string SerializeDeviceAssignment(const runtime::Executable& executable) {
   const int partitions = executable.num_partitions();
   proto.set_replica_count(replicas);
   proto.set_computation_count(partitions);
-  const std::vector<runtime::Device*>& devices =
-      executable.addressable_devices();
+  const std::vector<runtime::Device*>& devices = executable.devices();
   for (int p = 0; p < partitions; ++p) {
     auto* computation = proto.add_computation_devices();
     for (int r = 0; r < replicas; ++r) {

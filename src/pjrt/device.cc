@@ -127,9 +127,10 @@ PJRT_Error* PJRT_Device_GetDescription(PJRT_Device_GetDescription_Args* args) {
 PJRT_Error* PJRT_Device_IsAddressable(PJRT_Device_IsAddressable_Args* args) {
   return RunEntry([&]() -> Status {
     KILN_PJRT_CHECK_ARGS(args, PJRT_Device_IsAddressable_Args, is_addressable);
-    RETURN_IF_ERROR(
+    ASSIGN_OR_RETURN(
+        PJRT_Device * device,
         CheckDevice(args->device, "PJRT_Device_IsAddressable_Args.device"));
-    args->is_addressable = true;  // one process: all devices are local
+    args->is_addressable = device->device->addressable();
     return OkStatus();
   });
 }
@@ -168,6 +169,12 @@ PJRT_Error* PJRT_Device_DefaultMemory(PJRT_Device_DefaultMemory_Args* args) {
     ASSIGN_OR_RETURN(
         PJRT_Device * device,
         CheckDevice(args->device, "PJRT_Device_DefaultMemory_Args.device"));
+    if (device->default_memory == nullptr) {
+      return InvalidArgumentError(
+          "PJRT_Device_DefaultMemory: ", device->device->debug_string(),
+          " belongs to process ", device->device->process_index(),
+          " and has no memory this process can address");
+    }
     args->memory = device->default_memory;
     return OkStatus();
   });

@@ -233,12 +233,13 @@ PJRT_LoadedExecutable* NewLoaded(PJRT_Client* client,
   loaded->client = client;
   const runtime::Executable& executable = *state->executable;
   const int partitions = executable.num_partitions();
-  int position = 0;
-  for (runtime::Device* device : executable.addressable_devices()) {
-    loaded->addressable_devices.push_back(client->device_handle(device));
+  const std::vector<runtime::Device*>& devices =
+      executable.addressable_devices();
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const int position = executable.addressable_positions()[i];
+    loaded->addressable_devices.push_back(client->device_handle(devices[i]));
     loaded->logical_ids.push_back(
         PJRT_LogicalDeviceIds{position / partitions, position % partitions});
-    ++position;
   }
   loaded->state = std::move(state);
   return loaded;

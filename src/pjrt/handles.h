@@ -130,9 +130,11 @@ struct PJRT_Client {
   kiln::pjrt::HandleTag tag = kiln::pjrt::HandleTag::kClient;
   std::unique_ptr<kiln::runtime::Client> runtime;
   std::vector<std::unique_ptr<PJRT_Device>> owned_devices;
-  std::vector<PJRT_Device*> devices;  // by id
+  std::vector<PJRT_Device*> devices;              // by id, in every process
+  std::vector<PJRT_Device*> addressable_devices;  // this process's
   std::vector<std::unique_ptr<kiln::pjrt::Memory>> owned_memories;
   std::vector<PJRT_Memory*> memories;  // by id
+  std::vector<PJRT_Memory*> addressable_memories;
   std::unique_ptr<PJRT_TopologyDescription> topology;
 
   PJRT_Device* device_handle(const kiln::runtime::Device* device) const {
@@ -163,7 +165,7 @@ struct PJRT_LoadedExecutable {
   kiln::pjrt::HandleTag tag = kiln::pjrt::HandleTag::kLoadedExecutable;
   std::shared_ptr<const kiln::pjrt::ExecutableState> state;
   PJRT_Client* client = nullptr;
-  std::vector<PJRT_Device*> addressable_devices;  // replica-major
+  std::vector<PJRT_Device*> addressable_devices;   // replica-major
   std::vector<PJRT_LogicalDeviceIds> logical_ids;  // of each of those
   std::atomic<bool> deleted{false};
 };

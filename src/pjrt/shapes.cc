@@ -26,6 +26,20 @@ StatusOr<runtime::Shape> ReadShape(int type, const int64_t* dims,
   return shape;
 }
 
+namespace {
+
+// Buffers live only on this process's devices.
+Status CheckAddressable(const Memory& memory, std::string_view what) {
+  const runtime::Device* device = memory.memory->device();
+  if (device->addressable()) return OkStatus();
+  return InvalidArgumentError(
+      what, ": ", device->debug_string(), " belongs to process ",
+      device->process_index(),
+      "; buffers can only be placed on this process's devices");
+}
+
+}  // namespace
+
 StatusOr<Memory*> ResolvePlacement(PJRT_Client* client, PJRT_Device* device,
                                    PJRT_Memory* memory, std::string_view what) {
   PJRT_Device* checked_device = nullptr;
@@ -48,11 +62,19 @@ StatusOr<Memory*> ResolvePlacement(PJRT_Client* client, PJRT_Device* device,
                                   ") is not addressable by ", what, "device (",
                                   checked_device->device->debug_string(), ")");
     }
+    RETURN_IF_ERROR(CheckAddressable(*checked, StrCat(what, "memory")));
     return checked;
   }
   if (checked_device == nullptr) {
     return InvalidArgumentError(what, "device and ", what,
                                 "memory are both null; one must be given");
+  }
+  const runtime::Device* target = checked_device->device;
+  if (!target->addressable()) {
+    return InvalidArgumentError(
+        what, "device: ", target->debug_string(), " belongs to process ",
+        target->process_index(),
+        "; buffers can only be placed on this process's devices");
   }
   return static_cast<Memory*>(checked_device->default_memory);
 }

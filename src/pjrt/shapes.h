@@ -18,7 +18,8 @@ StatusOr<runtime::Shape> ReadShape(int type, const int64_t* dims,
 
 // Where a new buffer of `client` goes: `memory` when given (it must be
 // addressable by `device` when both are given), else `device`'s default
-// memory. Both must belong to `client`; at least one must be given.
+// memory. Both must belong to `client` and this process; at least one
+// must be given.
 StatusOr<Memory*> ResolvePlacement(PJRT_Client* client, PJRT_Device* device,
                                    PJRT_Memory* memory, std::string_view what);
 

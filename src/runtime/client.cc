@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "exec/collectives.h"
+#include "runtime/gloo_collectives.h"
 
 #ifndef KILN_VERSION_STRING
 #define KILN_VERSION_STRING "0.0.0"
@@ -10,27 +11,84 @@
 
 namespace kiln::runtime {
 
+StatusOr<int> Client::ExchangeDeviceCounts(const ClientOptions& options,
+                                           std::chrono::milliseconds timeout) {
+  KeyValueStore& store = *options.store;
+  const std::string mine = StrCat("cpu_devices=", options.device_count);
+  RETURN_IF_ERROR(
+      store.Put(StrCat("kiln/topology/process/", options.process_index), mine)
+          .WithContext("publishing this process's devices"));
+  for (int p = 0; p < options.process_count; ++p) {
+    if (p == options.process_index) continue;
+    StatusOr<std::string> read =
+        store.Get(StrCat("kiln/topology/process/", p), timeout);
+    if (!read.ok()) {
+      return read.status().WithContext(StrCat(
+          "reading the devices of process ", p, " of ", options.process_count));
+    }
+    const std::string& theirs = *read;
+    if (theirs != mine) {
+      return InvalidArgumentError(
+          "process ", p, " has ", theirs, " and process ",
+          options.process_index, " has ", mine,
+          "; every process of a job needs the same number of devices");
+    }
+  }
+  return options.device_count;
+}
+
 StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options) {
-  ASSIGN_OR_RETURN(Topology topology, Topology::ForCpu(options.device_count));
   const double timeout = options.collective_timeout_seconds;
   if (!(timeout >= 0) || timeout > 1e9) {
     return InvalidArgumentError("the collective timeout is ", timeout,
                                 " s; it must be between 0 (the default) and "
                                 "1e9 s");
   }
+  if (options.process_count < 1 || options.process_index < 0 ||
+      options.process_index >= options.process_count) {
+    return InvalidArgumentError("process ", options.process_index, " of ",
+                                options.process_count,
+                                ": the index must be in [0, count)");
+  }
+  if (options.process_count > 1 && options.store == nullptr) {
+    return InvalidArgumentError(
+        "a client of ", options.process_count,
+        " processes needs a key-value store shared by them (PJRT's "
+        "kv_get_callback and kv_put_callback)");
+  }
+  ASSIGN_OR_RETURN(
+      Topology topology,
+      Topology::ForCpuProcesses(options.device_count, options.process_count));
   std::unique_ptr<Client> client(new Client());
   client->topology_ = std::move(topology);
+  client->process_index_ = options.process_index;
+  client->process_count_ = options.process_count;
   client->collective_timeout_ =
       timeout > 0 ? std::chrono::milliseconds(
                         std::max<int64_t>(1, std::llround(timeout * 1000)))
                   : exec::Communicator::DefaultTimeout();
-  for (int id = 0; id < options.device_count; ++id) {
-    client->devices_.push_back(std::make_unique<Device>(
-        id, client->process_index(), id * kNumMemoryKinds));
-    Device* device = client->devices_.back().get();
-    client->device_pointers_.push_back(device);
-    for (MemorySpace* memory : device->memory_spaces()) {
-      client->memory_spaces_.push_back(memory);
+  if (options.process_count > 1) {
+    RETURN_IF_ERROR(
+        ExchangeDeviceCounts(options, client->collective_timeout_).status());
+    ASSIGN_OR_RETURN(
+        client->process_collectives_,
+        GlooCollectives::Create(options.store, options.collectives_hostname,
+                                client->collective_timeout_));
+  }
+  const int per_process = options.device_count;
+  for (int p = 0; p < options.process_count; ++p) {
+    for (int local = 0; local < per_process; ++local) {
+      const int id = p * per_process + local;
+      const bool addressable = p == options.process_index;
+      client->devices_.push_back(std::make_unique<Device>(
+          id, p, id * kNumMemoryKinds, local, addressable));
+      Device* device = client->devices_.back().get();
+      client->device_pointers_.push_back(device);
+      if (addressable) client->addressable_devices_.push_back(device);
+      for (MemorySpace* memory : device->memory_spaces()) {
+        client->memory_spaces_.push_back(memory);
+        if (addressable) client->addressable_memory_spaces_.push_back(memory);
+      }
     }
   }
   return client;
@@ -39,7 +97,7 @@ StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options) {
 Client::~Client() {
   // Stop every queue before any device is destroyed: a task finishing on
   // one queue may enqueue follow-up work on another.
-  for (auto& device : devices_) device->queue()->Shutdown();
+  for (Device* device : addressable_devices_) device->queue()->Shutdown();
 }
 
 const std::string& Client::PlatformName() {
@@ -61,8 +119,8 @@ StatusOr<Device*> Client::LookupDevice(int id) const {
 }
 
 StatusOr<Device*> Client::LookupAddressableDevice(int local_hardware_id) const {
-  for (const auto& device : devices_) {
-    if (device->local_hardware_id() == local_hardware_id) return device.get();
+  for (Device* device : addressable_devices_) {
+    if (device->local_hardware_id() == local_hardware_id) return device;
   }
   return InvalidArgumentError("No matching device found for local_hardware_id ",
                               local_hardware_id);

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "base/status.h"
+#include "exec/collectives.h"
 #include "runtime/device.h"
+#include "runtime/key_value_store.h"
 #include "runtime/memory_space.h"
 #include "runtime/topology.h"
 
@@ -24,6 +26,15 @@ struct ClientOptions {
   // for its peers before the launch fails with DEADLINE_EXCEEDED. 0: the
   // environment's KILN_COLLECTIVE_TIMEOUT_S, else 300 s.
   double collective_timeout_seconds = 0;
+  // A client of a job of `process_count` processes (PJRT's num_nodes and
+  // node_id). With more than one, `store` is required: each process puts
+  // its device count there and reads the others', and the collectives
+  // between processes (runtime/gloo_collectives.h) meet through it.
+  int process_index = 0;
+  int process_count = 1;
+  std::shared_ptr<KeyValueStore> store;
+  // The address Gloo's TCP endpoints listen on.
+  std::string collectives_hostname = "127.0.0.1";
 };
 
 class Client {
@@ -41,7 +52,12 @@ class Client {
   // "kiln 0.1.0".
   static const std::string& PlatformVersion();
 
-  int process_index() const { return 0; }
+  int process_index() const { return process_index_; }
+  int process_count() const { return process_count_; }
+  // The collectives between processes (null in a single process).
+  const std::shared_ptr<exec::ProcessCollectives>& process_collectives() const {
+    return process_collectives_;
+  }
   // How long collectives wait for peers (ClientOptions).
   std::chrono::milliseconds collective_timeout() const {
     return collective_timeout_;
@@ -49,11 +65,20 @@ class Client {
   // The topology of this client's devices.
   const Topology& topology() const { return topology_; }
 
-  // All devices, by id (every device is addressable: one process).
+  // All devices of all processes, by global id: device i of process p has
+  // id p * (devices per process) + i.
   const std::vector<Device*>& devices() const { return device_pointers_; }
+  // This process's devices, by local_hardware_id.
+  const std::vector<Device*>& addressable_devices() const {
+    return addressable_devices_;
+  }
   // All memory spaces of all devices, by id.
   const std::vector<MemorySpace*>& memory_spaces() const {
     return memory_spaces_;
+  }
+  // The memory spaces of this process's devices.
+  const std::vector<MemorySpace*>& addressable_memory_spaces() const {
+    return addressable_memory_spaces_;
   }
 
   // INVALID_ARGUMENT "No matching device found for device_id <id>".
@@ -71,11 +96,20 @@ class Client {
  private:
   Client() = default;
 
+  // Publishes this process's device count and reads the others'.
+  static StatusOr<int> ExchangeDeviceCounts(const ClientOptions& options,
+                                            std::chrono::milliseconds timeout);
+
   Topology topology_;
+  int process_index_ = 0;
+  int process_count_ = 1;
   std::chrono::milliseconds collective_timeout_{0};
   std::vector<std::unique_ptr<Device>> devices_;
   std::vector<Device*> device_pointers_;
+  std::vector<Device*> addressable_devices_;
   std::vector<MemorySpace*> memory_spaces_;
+  std::vector<MemorySpace*> addressable_memory_spaces_;
+  std::shared_ptr<exec::ProcessCollectives> process_collectives_;
 };
 
 }  // namespace kiln::runtime

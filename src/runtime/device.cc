@@ -6,9 +6,13 @@
 
 namespace kiln::runtime {
 
-Device::Device(int id, int process_index, int first_memory_id)
+Device::Device(int id, int process_index, int first_memory_id,
+               int local_hardware_id, bool addressable)
     : description_(DeviceDescription::ForCpu(id, process_index)),
-      queue_(std::make_shared<WorkQueue>(StrCat("kiln-cpu-", id))),
+      local_hardware_id_(local_hardware_id),
+      addressable_(addressable),
+      queue_(addressable ? std::make_shared<WorkQueue>(StrCat("kiln-cpu-", id))
+                         : nullptr),
       counters_(std::make_shared<MemoryCounters>()) {
   for (int kind = 0; kind < kNumMemoryKinds; ++kind) {
     memory_spaces_.push_back(std::make_unique<MemorySpace>(
@@ -17,7 +21,9 @@ Device::Device(int id, int process_index, int first_memory_id)
   }
 }
 
-Device::~Device() { queue_->Shutdown(); }
+Device::~Device() {
+  if (queue_ != nullptr) queue_->Shutdown();
+}
 
 MemoryStats Device::GetMemoryStats() const {
   MemoryStats stats;

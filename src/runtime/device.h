@@ -29,9 +29,13 @@ struct MemoryStats {
 
 class Device {
  public:
-  // Device `id` of process `process_index`; its memory spaces get ids
-  // `first_memory_id` onwards, one per memory kind.
-  Device(int id, int process_index, int first_memory_id);
+  // Device `id` (global) of process `process_index`, the
+  // `local_hardware_id`-th of that process; its memory spaces get ids
+  // `first_memory_id` onwards, one per memory kind. A device of another
+  // process (not `addressable`) has no queue: it is only named (in device
+  // assignments) and runs nothing here.
+  Device(int id, int process_index, int first_memory_id, int local_hardware_id,
+         bool addressable);
   // Finishes the queued work, then stops the queue.
   ~Device();
 
@@ -40,9 +44,11 @@ class Device {
 
   // Global id, unique in the client.
   int id() const { return description_.id; }
-  // The id among this process's devices (the same as id() in a single
+  // The id among its process's devices (the same as id() in a single
   // process).
-  int local_hardware_id() const { return description_.id; }
+  int local_hardware_id() const { return local_hardware_id_; }
+  // Whether the device belongs to this process.
+  bool addressable() const { return addressable_; }
   int process_index() const { return description_.process_index; }
   const DeviceDescription& description() const { return description_; }
   // "cpu".
@@ -64,6 +70,7 @@ class Device {
     return memory_space_pointers_[static_cast<int>(kind)];
   }
 
+  // Null for a device of another process.
   const std::shared_ptr<WorkQueue>& queue() const { return queue_; }
   const std::shared_ptr<MemoryCounters>& counters() const { return counters_; }
 
@@ -74,6 +81,8 @@ class Device {
 
  private:
   DeviceDescription description_;
+  int local_hardware_id_ = 0;
+  bool addressable_ = true;
   std::vector<std::unique_ptr<MemorySpace>> memory_spaces_;
   std::vector<MemorySpace*> memory_space_pointers_;
   std::shared_ptr<WorkQueue> queue_;

@@ -333,6 +333,7 @@ struct Executable::Prepared {
   std::shared_ptr<WorkQueue> queue;
   std::shared_ptr<Event> inputs_ready;
   int position = 0;
+  int local = 0;  // index into addressable_devices()
   ExecuteResult result;
 };
 
@@ -348,11 +349,18 @@ namespace {
 // all their inputs are ready: together, under LaunchOrderMutex. When some
 // participant's inputs failed, none runs: that participant reports its
 // inputs' error and the others name it.
+//
+// `members` are this process's participants; with `cross_process` set the
+// launch has `num_participants` in all processes and the others run there.
 template <typename Member>
 void StartLaunch(std::vector<std::unique_ptr<Member>> members,
-                 std::chrono::milliseconds timeout) {
-  auto communicator = std::make_shared<exec::Communicator>(
-      static_cast<int>(members.size()), timeout);
+                 std::chrono::milliseconds timeout, int num_participants,
+                 exec::CrossProcessLaunch cross_process) {
+  auto communicator =
+      std::make_shared<exec::Communicator>(num_participants, timeout);
+  if (cross_process.collectives != nullptr) {
+    communicator->SetCrossProcess(std::move(cross_process));
+  }
   std::vector<std::shared_ptr<Event>> ready;
   for (auto& member : members) {
     member->run->communicator = communicator;
@@ -370,7 +378,8 @@ void StartLaunch(std::vector<std::unique_ptr<Member>> members,
              members[failed]->inputs_ready->status().ok()) {
         ++failed;
       }
-      communicator->Abort(static_cast<int>(failed), status);
+      communicator->Abort(
+          failed < members.size() ? members[failed]->position : 0, status);
       for (size_t i = 0; i < members.size(); ++i) {
         Fail(std::move(members[i]->run),
              i == failed ? status
@@ -392,6 +401,17 @@ void StartLaunch(std::vector<std::unique_ptr<Member>> members,
 
 Executable::~Executable() = default;
 
+exec::CrossProcessLaunch Executable::CrossProcess() const {
+  exec::CrossProcessLaunch launch;
+  if (addressable_devices_.size() == devices_.size()) return launch;
+  launch.collectives = process_collectives_;
+  for (Device* device : devices_) {
+    launch.devices.push_back(device->id());
+    launch.local.push_back(device->addressable());
+  }
+  return launch;
+}
+
 StatusOr<std::shared_ptr<Executable>> Executable::Compile(
     const Client& client, std::string_view program, const CompileSpec& spec) {
   std::shared_ptr<Executable> executable(new Executable());
@@ -401,8 +421,14 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
   executable->spec_.device_assignment = ids;
   for (int id : ids) {
     ASSIGN_OR_RETURN(Device * device, client.LookupDevice(id));
+    if (device->addressable()) {
+      executable->addressable_positions_.push_back(
+          static_cast<int>(executable->devices_.size()));
+      executable->addressable_devices_.push_back(device);
+    }
     executable->devices_.push_back(device);
   }
+  executable->process_collectives_ = client.process_collectives();
 
   ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
                    parse::ParseModule(program, "<program>"));
@@ -556,16 +582,22 @@ StatusOr<Executable::Target> Executable::Resolve(
   Target target;
   target.device = request.device;
   if (request.position >= 0) {
-    if (request.position >= static_cast<int>(devices_.size())) {
-      return InvalidArgumentError("device position ", request.position,
-                                  " is outside the executable's ",
-                                  devices_.size(), " devices");
+    if (request.position >= static_cast<int>(addressable_devices_.size())) {
+      return InvalidArgumentError(
+          "device position ", request.position, " is outside the executable's ",
+          addressable_devices_.size(), " addressable devices");
     }
-    target.device = devices_[request.position];
-    target.position = request.position;
-    if (plans_.size() > 1) target.plan = request.position;
+    target.device = addressable_devices_[request.position];
+    target.position = addressable_positions_[request.position];
+    target.local = request.position;
+    if (plans_.size() > 1) target.plan = target.position;
   } else if (target.device == nullptr) {
     return InvalidArgumentError("no device to execute on");
+  } else if (!target.device->addressable()) {
+    return InvalidArgumentError(
+        target.device->debug_string(), " belongs to process ",
+        target.device->process_index(),
+        "; an execution runs only on this process's devices");
   } else if (devices_.size() > 1) {
     // One replica or partition of a multi-device program, run alone on its
     // device (PyTorch/XLA runs replicated programs one device at a time).
@@ -577,6 +609,10 @@ StatusOr<Executable::Target> Executable::Resolve(
     }
     size_t position = static_cast<size_t>(it - devices_.begin());
     target.position = static_cast<int>(position);
+    target.local = static_cast<int>(std::find(addressable_positions_.begin(),
+                                              addressable_positions_.end(),
+                                              target.position) -
+                                    addressable_positions_.begin());
     if (plans_.size() > 1) target.plan = position;
   }
   return target;
@@ -712,6 +748,7 @@ StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
   prepared->queue = device->queue();
   prepared->inputs_ready = Event::AfterAll(ready);
   prepared->position = target.position;
+  prepared->local = target.local;
   return prepared;
 }
 
@@ -746,21 +783,23 @@ Status Executable::JoinLaunch(int64_t launch_id,
     std::shared_ptr<PendingLaunch>& pending = launches_[launch_id];
     if (pending == nullptr) {
       pending = std::make_shared<PendingLaunch>();
-      pending->members.resize(devices_.size());
+      pending->members.resize(addressable_devices_.size());
     }
-    const int position = prepared->position;
-    if (pending->members[position] != nullptr) {
+    const int local = prepared->local;
+    if (pending->members[local] != nullptr) {
       return InvalidArgumentError(
-          "device position ", position, " (",
-          devices_[position]->debug_string(), ") already joined launch ",
-          launch_id, " of this executable; each device joins a launch once");
+          "device position ", prepared->position, " (",
+          addressable_devices_[local]->debug_string(),
+          ") already joined launch ", launch_id,
+          " of this executable; each device joins a launch once");
     }
-    pending->members[position] = std::move(prepared);
-    if (++pending->joined < devices_.size()) return OkStatus();
+    pending->members[local] = std::move(prepared);
+    if (++pending->joined < addressable_devices_.size()) return OkStatus();
     members = std::move(pending->members);
     launches_.erase(launch_id);
   }
-  StartLaunch(std::move(members), collective_timeout_);
+  StartLaunch(std::move(members), collective_timeout_,
+              static_cast<int>(devices_.size()), CrossProcess());
   return OkStatus();
 }
 
@@ -820,24 +859,25 @@ StatusOr<std::vector<ExecuteResult>> Executable::ExecuteLaunch(
     }
     return results;
   }
-  std::vector<std::unique_ptr<Prepared>> members(devices_.size());
+  std::vector<std::unique_ptr<Prepared>> members(addressable_devices_.size());
   for (auto& one : prepared) {
-    const int position = one->position;
-    if (members[position] != nullptr) {
-      return InvalidArgumentError("device position ", position,
+    const int local = one->local;
+    if (members[local] != nullptr) {
+      return InvalidArgumentError("device position ", one->position,
                                   " is given twice in one launch");
     }
-    members[position] = std::move(one);
+    members[local] = std::move(one);
   }
-  for (size_t position = 0; position < members.size(); ++position) {
-    if (members[position] == nullptr) {
-      return InvalidArgumentError("the program's collectives need all ",
-                                  devices_.size(),
-                                  " device positions in one launch; position ",
-                                  position, " is missing");
+  for (size_t local = 0; local < members.size(); ++local) {
+    if (members[local] == nullptr) {
+      return InvalidArgumentError(
+          "the program's collectives need all ", addressable_devices_.size(),
+          " of this process's device positions in one launch; position ",
+          addressable_positions_[local], " is missing");
     }
   }
-  StartLaunch(std::move(members), collective_timeout_);
+  StartLaunch(std::move(members), collective_timeout_,
+              static_cast<int>(devices_.size()), CrossProcess());
   return results;
 }
 

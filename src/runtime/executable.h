@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "exec/collectives.h"
 #include "runtime/buffer.h"
 #include "runtime/client.h"
 #include "runtime/event.h"
@@ -46,6 +47,7 @@
 
 namespace kiln::exec {
 class Plan;
+class ProcessCollectives;
 }  // namespace kiln::exec
 
 namespace kiln::runtime {
@@ -131,8 +133,17 @@ class Executable {
   int num_partitions() const { return spec_.num_partitions; }
   bool portable() const { return spec_.portable; }
   const CompileSpec& spec() const { return spec_; }
-  // The devices of the assignment, replica-major (empty when portable).
-  const std::vector<Device*>& addressable_devices() const { return devices_; }
+  // The devices of the assignment, replica-major (empty when portable),
+  // in every process.
+  const std::vector<Device*>& devices() const { return devices_; }
+  // Those of this process, in assignment order, and their positions in
+  // the assignment (r * num_partitions + p).
+  const std::vector<Device*>& addressable_devices() const {
+    return addressable_devices_;
+  }
+  const std::vector<int>& addressable_positions() const {
+    return addressable_positions_;
+  }
   const std::vector<ValueInfo>& parameters() const { return parameters_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
   // For each output, the argument the program donates to it, or -1.
@@ -188,8 +199,12 @@ class Executable {
     Device* device = nullptr;
     size_t plan = 0;
     int position = 0;  // the participant id in a launch
+    int local = 0;     // the index into addressable_devices()
   };
   StatusOr<Target> Resolve(const ExecuteRequest& request) const;
+  // Where a launch's participants are when they span processes (empty
+  // when all are here).
+  exec::CrossProcessLaunch CrossProcess() const;
   // One execution ready to start (defined in executable.cc).
   struct Prepared;
   StatusOr<std::unique_ptr<Prepared>> Prepare(ExecuteRequest request) const;
@@ -203,6 +218,9 @@ class Executable {
   std::string name_;
   CompileSpec spec_;
   std::vector<Device*> devices_;
+  std::vector<Device*> addressable_devices_;
+  std::vector<int> addressable_positions_;
+  std::shared_ptr<exec::ProcessCollectives> process_collectives_;
   std::vector<ValueInfo> parameters_;
   std::vector<ValueInfo> outputs_;
   std::vector<int> output_aliases_;

@@ -32,19 +32,26 @@ class Topology {
   // `device_count` CPU devices in one process. INVALID_ARGUMENT outside
   // [1, kMaxDevices].
   static StatusOr<Topology> ForCpu(int device_count);
+  // `devices_per_process` CPU devices in each of `process_count`
+  // processes; device p * devices_per_process + i is device i of process
+  // p.
+  static StatusOr<Topology> ForCpuProcesses(int devices_per_process,
+                                            int process_count);
   // Reads what Serialize wrote. INVALID_ARGUMENT for anything else.
   static StatusOr<Topology> Deserialize(std::string_view bytes);
 
   const std::vector<DeviceDescription>& devices() const { return devices_; }
-  int process_count() const { return 1; }
+  int process_count() const { return process_count_; }
 
-  // A stable text form: "kiln-topology v1; processes=1; cpu_devices=4".
+  // A stable text form: "kiln-topology v1; processes=1; cpu_devices=4"
+  // (cpu_devices counts the devices of one process).
   std::string Serialize() const;
   // A fingerprint of the serialized form.
   uint64_t Fingerprint() const;
 
  private:
   std::vector<DeviceDescription> devices_;
+  int process_count_ = 1;
 };
 
 }  // namespace kiln::runtime

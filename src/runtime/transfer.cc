@@ -33,6 +33,17 @@ void RunWhenReady(const std::shared_ptr<Event>& ready,
   });
 }
 
+// Buffers live only on this process's devices (a device of another process
+// has no queue to run the transfer on).
+Status CheckAddressable(const MemorySpace& memory) {
+  const Device* device = memory.device();
+  if (device->addressable()) return OkStatus();
+  return InvalidArgumentError(device->debug_string(), " belongs to process ",
+                              device->process_index(),
+                              "; buffers can only be placed on this "
+                              "process's devices");
+}
+
 // The storage of a buffer that is about to be read: errors when the buffer
 // was deleted; null when it holds an error (its ready event carries it, so
 // work chained on that event never runs).
@@ -72,6 +83,7 @@ StatusOr<HostTransfer> TransferFromHost(
     std::optional<std::span<const int64_t>> byte_strides,
     HostBufferSemantics semantics, MemorySpace* memory) {
   KILN_CHECK(memory != nullptr);
+  RETURN_IF_ERROR(CheckAddressable(*memory));
   if (data == nullptr && shape.byte_size() > 0) {
     return InvalidArgumentError("the host data for ", shape.ToString(), " (",
                                 shape.byte_size(), " bytes) is null");
@@ -235,6 +247,7 @@ StatusOr<DeferredRawCopy> CopyRawToHostDeferred(
 StatusOr<std::shared_ptr<Buffer>> CopyToMemory(
     const std::shared_ptr<Buffer>& buffer, MemorySpace* memory) {
   KILN_CHECK(memory != nullptr);
+  RETURN_IF_ERROR(CheckAddressable(*memory));
   ASSIGN_OR_RETURN(std::shared_ptr<Storage> source, StorageForRead(*buffer));
   ASSIGN_OR_RETURN(std::shared_ptr<Buffer> copy,
                    Buffer::CreatePending(buffer->shape(), memory));

@@ -63,7 +63,7 @@ TEST(TopologyTest, SerializedFormRoundTrips) {
   EXPECT_EQ(back.devices().size(), 5u);
   EXPECT_EQ(back.Fingerprint(), topology.Fingerprint());
   for (std::string_view bad :
-       {"", "kiln-topology v1; processes=2; cpu_devices=5",
+       {"", "kiln-topology v1; processes=0; cpu_devices=5",
         "kiln-topology v1; processes=1; cpu_devices=0",
         "kiln-topology v1; processes=1; cpu_devices=x",
         "kiln-topology v2; processes=1; cpu_devices=1"}) {

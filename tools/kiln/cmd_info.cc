@@ -1,11 +1,15 @@
 // `kiln info`: loads a PJRT plugin through the client and prints what it
 // reports: version, platform, attributes, extensions, devices and memories.
+// With --processes N --process I --store DIR the client is process I of a
+// job of N sharing the file key-value store DIR (start one `kiln info` per
+// process): it prints every process's devices.
 #include <cstdio>
 #include <string>
 
 #include "base/file.h"
 #include "base/strings.h"
 #include "kiln/computation_client.h"
+#include "kiln/key_value_store.h"
 #include "kiln/pjrt.h"
 #include "kiln/plugin.h"
 #include "tools/kiln/command.h"
@@ -57,6 +61,9 @@ void PrintDevice(const Device& device) {
 int RunInfo(Arguments& args) {
   auto plugin_path = ChoosePlugin(args.TakeFlag("plugin"), std::nullopt);
   std::optional<std::string> devices_flag = args.TakeFlag("devices");
+  std::optional<std::string> processes_flag = args.TakeFlag("processes");
+  std::optional<std::string> process_flag = args.TakeFlag("process");
+  std::optional<std::string> store_flag = args.TakeFlag("store");
   if (!args.RejectUnknownFlags("info")) return 2;
   if (!args.rest().empty()) {
     std::fprintf(stderr, "kiln info: unexpected argument '%s'\n",
@@ -81,6 +88,30 @@ int RunInfo(Arguments& args) {
     options.push_back({"cpu_device_count", NamedValue::Value(*count)});
   }
 
+  std::shared_ptr<client::KeyValueStore> store;
+  if (processes_flag || process_flag || store_flag) {
+    std::optional<int64_t> processes =
+        processes_flag ? ParseInt64(*processes_flag) : std::nullopt;
+    std::optional<int64_t> process =
+        process_flag ? ParseInt64(*process_flag) : std::nullopt;
+    if (!processes || !process || !store_flag || *processes < 1 ||
+        *process < 0 || *process >= *processes) {
+      std::fprintf(stderr,
+                   "kiln info: a job of several processes needs --processes "
+                   "N, --process I (0 <= I < N) and --store DIR\n");
+      return 2;
+    }
+    auto opened = client::FileKeyValueStore::Open(*store_flag);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "kiln info: %s\n",
+                   opened.status().ToString().c_str());
+      return 1;
+    }
+    store = *opened;
+    options.push_back({"num_nodes", NamedValue::Value(*processes)});
+    options.push_back({"node_id", NamedValue::Value(*process)});
+  }
+
   auto plugin = Plugin::Load(*plugin_path);
   if (!plugin.ok()) {
     std::fprintf(stderr, "kiln info: %s\n", plugin.status().ToString().c_str());
@@ -103,7 +134,7 @@ int RunInfo(Arguments& args) {
                                       ? "(none)"
                                       : StrJoin(extensions, ", ").c_str());
 
-  auto pjrt_client = Client::Create(*plugin, options);
+  auto pjrt_client = Client::Create(*plugin, options, store);
   if (!pjrt_client.ok()) {
     std::fprintf(stderr, "kiln info: PJRT_Client_Create: %s\n",
                  pjrt_client.status().ToString().c_str());
@@ -122,7 +153,9 @@ int RunInfo(Arguments& args) {
 
 }  // namespace
 
-KILN_REGISTER_COMMAND(info, "info", "info [--plugin PATH] [--devices N]",
+KILN_REGISTER_COMMAND(info, "info",
+                      "info [--plugin PATH] [--devices N] [--processes N "
+                      "--process I --store DIR]",
                       "load a PJRT plugin and list its devices and memories",
                       RunInfo);
 

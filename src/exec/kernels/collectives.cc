@@ -60,6 +60,61 @@ StatusOr<Meeting> JoinGroup(RunContext& ctx, const CollectiveParams& params,
                             ctx.cancel_flag());
 }
 
+// The running participant's group when it has members in other processes:
+// its collectives then go through the launch's ProcessCollectives, each
+// participant a rank of its own (see exec/collectives.h).
+struct RemoteGroup {
+  ProcessCollectives* collectives = nullptr;
+  std::vector<int> devices;  // global device ids, in rank order
+  int rank = 0;
+};
+
+std::optional<RemoteGroup> CrossProcessGroup(RunContext& ctx,
+                                             const CollectiveParams& params) {
+  const Communicator* communicator = ctx.communicator();
+  const int me = ctx.participant();
+  if (communicator == nullptr || me < 0 ||
+      me >= params.groups.num_participants()) {
+    return std::nullopt;
+  }
+  const std::vector<int>& group = params.groups.GroupOf(me);
+  if (group.size() <= 1 || !communicator->SpansProcesses(group)) {
+    return std::nullopt;
+  }
+  const CrossProcessLaunch& launch = communicator->cross_process();
+  RemoteGroup remote;
+  remote.collectives = launch.collectives.get();
+  for (int member : group) remote.devices.push_back(launch.devices[member]);
+  remote.rank = params.groups.rank_of[me];
+  return remote;
+}
+
+// The reduction a cross-process collective does for `combiner`, or
+// UNIMPLEMENTED for one it cannot do (a region, or and/or/xor).
+StatusOr<ProcessReduction> ProcessReductionOf(Combiner combiner, bool has_body,
+                                              ElementType type) {
+  if (!has_body) {
+    switch (combiner) {
+      case Combiner::kAdd:
+        return ProcessReduction::kSum;
+      case Combiner::kMultiply:
+        return ProcessReduction::kProduct;
+      case Combiner::kMaximum:
+        return ProcessReduction::kMax;
+      case Combiner::kMinimum:
+        return ProcessReduction::kMin;
+      default:
+        break;
+    }
+  }
+  return UnimplementedError(
+      "a reduction between processes supports add, multiply, maximum and "
+      "minimum on native integer and floating-point types; this one (",
+      ir::ElementTypeName(type),
+      ") needs its region called per element, which runs only between "
+      "devices of one process");
+}
+
 // Combines `count` elements of every source (in order) and writes the
 // result to every target. Targets may be sources too: each block is read
 // completely before it is written.
@@ -111,6 +166,8 @@ class AllReduceKernel : public Kernel {
   AllReduceKernel(CollectiveParams params, Combiner combiner,
                   std::unique_ptr<Region> body, bool root_only)
       : params_(std::move(params)),
+        combiner_(combiner),
+        has_body_(body != nullptr),
         reducer_(params_.operands[0].type, combiner, std::move(body)),
         root_only_(root_only) {}
 
@@ -118,6 +175,17 @@ class AllReduceKernel : public Kernel {
     const ArrayShape& shape = params_.operands[0];
     const int64_t bytes = shape.byte_size();
     std::byte* out = ctx.Out<std::byte>(step, 0);
+    if (std::optional<RemoteGroup> remote = CrossProcessGroup(ctx, params_)) {
+      ASSIGN_OR_RETURN(ProcessReduction reduction,
+                       ProcessReductionOf(combiner_, has_body_, shape.type));
+      RETURN_IF_ERROR(remote->collectives->AllReduce(
+          remote->devices, remote->rank, shape.type, reduction,
+          ctx.In<std::byte>(step, 0), out, shape.num_elements()));
+      if (root_only_ && remote->rank != 0 && bytes > 0) {
+        std::memset(out, 0, bytes);
+      }
+      return OkStatus();
+    }
     ASSIGN_OR_RETURN(
         Meeting meeting,
         JoinGroup(ctx, params_,
@@ -151,6 +219,8 @@ class AllReduceKernel : public Kernel {
 
  private:
   CollectiveParams params_;
+  Combiner combiner_;
+  bool has_body_;
   Reducer reducer_;
   bool root_only_;
 };
@@ -180,6 +250,9 @@ class AllGatherKernel : public Kernel {
       mine.inputs.push_back(ctx.In<std::byte>(step, static_cast<int>(i)));
       mine.outputs.push_back(ctx.Out<std::byte>(step, static_cast<int>(i)));
     }
+    if (std::optional<RemoteGroup> remote = CrossProcessGroup(ctx, params_)) {
+      return RunAcrossProcesses(*remote, mine);
+    }
     ASSIGN_OR_RETURN(Meeting meeting, JoinGroup(ctx, params_, mine));
     for (size_t i = 0; i < copies_.size(); ++i) {
       const int64_t bytes = ir::StorageBytes(params_.operands[i].type);
@@ -194,6 +267,25 @@ class AllGatherKernel : public Kernel {
   }
 
  private:
+  // Gathers every rank's input whole, then places the parts as above.
+  Status RunAcrossProcesses(const RemoteGroup& remote,
+                            const Contribution& mine) const {
+    const int n = static_cast<int>(remote.devices.size());
+    for (size_t i = 0; i < copies_.size(); ++i) {
+      const int64_t part = params_.operands[i].byte_size();
+      std::vector<std::byte> gathered(static_cast<size_t>(part) * n);
+      RETURN_IF_ERROR(remote.collectives->AllGather(
+          remote.devices, remote.rank, mine.inputs[i], gathered.data(), part));
+      const int64_t bytes = ir::StorageBytes(params_.operands[i].type);
+      StridedCopy copy = copies_[i];
+      for (int k = 0; k < n; ++k) {
+        copy.target_offset = k * part_stride_[i];
+        copy.Run(gathered.data() + k * part, mine.outputs[i], bytes);
+      }
+    }
+    return OkStatus();
+  }
+
   CollectiveParams params_;
   std::vector<StridedCopy> copies_;
   std::vector<int64_t> part_stride_;
@@ -204,11 +296,16 @@ class ReduceScatterKernel : public Kernel {
   ReduceScatterKernel(CollectiveParams params, Combiner combiner,
                       std::unique_ptr<Region> body)
       : params_(std::move(params)),
+        combiner_(combiner),
+        has_body_(body != nullptr),
         reducer_(params_.operands[0].type, combiner, std::move(body)) {}
 
   Status Run(RunContext& ctx, const Step& step) const override {
     const ArrayShape& in = params_.operands[0];
     std::byte* out = ctx.Out<std::byte>(step, 0);
+    if (std::optional<RemoteGroup> remote = CrossProcessGroup(ctx, params_)) {
+      return RunAcrossProcesses(ctx, step, *remote, out);
+    }
     ASSIGN_OR_RETURN(
         Meeting meeting,
         JoinGroup(ctx, params_,
@@ -237,7 +334,36 @@ class ReduceScatterKernel : public Kernel {
   }
 
  private:
+  // Reduces the whole input across the group, then keeps this rank's
+  // block: simple, at the price of moving the whole array.
+  Status RunAcrossProcesses(RunContext& ctx, const Step& step,
+                            const RemoteGroup& remote, std::byte* out) const {
+    const ArrayShape& in = params_.operands[0];
+    ASSIGN_OR_RETURN(ProcessReduction reduction,
+                     ProcessReductionOf(combiner_, has_body_, in.type));
+    std::vector<std::byte> reduced(static_cast<size_t>(in.byte_size()));
+    RETURN_IF_ERROR(remote.collectives->AllReduce(
+        remote.devices, remote.rank, in.type, reduction,
+        ctx.In<std::byte>(step, 0), reduced.data(), in.num_elements()));
+    const int n = static_cast<int>(remote.devices.size());
+    const int64_t d = params_.dimension;
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < d; ++i) outer *= in.dims[i];
+    for (int64_t i = d + 1; i < in.rank(); ++i) inner *= in.dims[i];
+    const int64_t part = in.dims[d] / n;
+    const int64_t run = part * inner;
+    const int64_t bytes = ir::StorageBytes(in.type);
+    for (int64_t o = 0; o < outer && run > 0; ++o) {
+      const int64_t source =
+          (o * in.dims[d] + int64_t{remote.rank} * part) * inner * bytes;
+      std::memcpy(out + o * run * bytes, reduced.data() + source, run * bytes);
+    }
+    return OkStatus();
+  }
+
   CollectiveParams params_;
+  Combiner combiner_;
+  bool has_body_;
   Reducer reducer_;
 };
 
@@ -261,6 +387,20 @@ class AllToAllKernel : public Kernel {
           piece.copy.dims[split] * piece.copy.source_strides[split];
       piece.target_step =
           piece.copy.dims[concat] * piece.copy.target_strides[concat];
+      // Across processes the blocks travel packed: `pack` cuts the block
+      // for one rank out of the input, `unpack` places a received block.
+      std::vector<int64_t> block_dims = piece.copy.dims;
+      std::vector<int64_t> packed = RowMajorStrides(block_dims);
+      piece.block_elements = 1;
+      for (int64_t dim : block_dims) piece.block_elements *= dim;
+      piece.pack.dims = block_dims;
+      piece.pack.source_strides = piece.copy.source_strides;
+      piece.pack.target_strides = packed;
+      piece.unpack.dims = block_dims;
+      piece.unpack.source_strides = packed;
+      piece.unpack.target_strides = piece.copy.target_strides;
+      piece.pack.Simplify();
+      piece.unpack.Simplify();
       piece.copy.Simplify();
       pieces_.push_back(std::move(piece));
     }
@@ -271,6 +411,9 @@ class AllToAllKernel : public Kernel {
     for (size_t i = 0; i < pieces_.size(); ++i) {
       mine.inputs.push_back(ctx.In<std::byte>(step, static_cast<int>(i)));
       mine.outputs.push_back(ctx.Out<std::byte>(step, static_cast<int>(i)));
+    }
+    if (std::optional<RemoteGroup> remote = CrossProcessGroup(ctx, params_)) {
+      return RunAcrossProcesses(*remote, mine);
     }
     ASSIGN_OR_RETURN(Meeting meeting, JoinGroup(ctx, params_, mine));
     for (size_t i = 0; i < pieces_.size(); ++i) {
@@ -291,7 +434,36 @@ class AllToAllKernel : public Kernel {
     StridedCopy copy;
     int64_t source_step = 0;  // elements between the blocks sent to ranks
     int64_t target_step = 0;  // elements between the blocks received
+    StridedCopy pack;
+    StridedCopy unpack;
+    int64_t block_elements = 0;
   };
+
+  Status RunAcrossProcesses(const RemoteGroup& remote,
+                            const Contribution& mine) const {
+    const int n = static_cast<int>(remote.devices.size());
+    for (size_t i = 0; i < pieces_.size(); ++i) {
+      const Piece& piece = pieces_[i];
+      const int64_t bytes = ir::StorageBytes(params_.operands[i].type);
+      const int64_t block_bytes = piece.block_elements * bytes;
+      std::vector<std::byte> send(static_cast<size_t>(block_bytes) * n);
+      std::vector<std::byte> receive(send.size());
+      StridedCopy pack = piece.pack;
+      for (int r = 0; r < n; ++r) {
+        pack.source_offset = r * piece.source_step;
+        pack.Run(mine.inputs[i], send.data() + r * block_bytes, bytes);
+      }
+      RETURN_IF_ERROR(remote.collectives->AllToAll(remote.devices, remote.rank,
+                                                   send.data(), receive.data(),
+                                                   block_bytes));
+      StridedCopy unpack = piece.unpack;
+      for (int k = 0; k < n; ++k) {
+        unpack.target_offset = k * piece.target_step;
+        unpack.Run(receive.data() + k * block_bytes, mine.outputs[i], bytes);
+      }
+    }
+    return OkStatus();
+  }
   CollectiveParams params_;
   std::vector<Piece> pieces_;
 };
@@ -305,6 +477,9 @@ class CollectivePermuteKernel : public Kernel {
     const int64_t bytes = params_.operands[0].byte_size();
     std::byte* out = ctx.Out<std::byte>(step, 0);
     const int me = ctx.participant();
+    if (std::optional<RemoteGroup> remote = CrossProcessGroup(ctx, params_)) {
+      return RunAcrossProcesses(*remote, me, ctx.In<std::byte>(step, 0), out);
+    }
     ASSIGN_OR_RETURN(
         Meeting meeting,
         JoinGroup(ctx, params_,
@@ -326,6 +501,23 @@ class CollectivePermuteKernel : public Kernel {
   }
 
  private:
+  Status RunAcrossProcesses(const RemoteGroup& remote, int me,
+                            const std::byte* in, std::byte* out) const {
+    const int64_t bytes = params_.operands[0].byte_size();
+    const int participants = static_cast<int>(params_.sources.size());
+    std::vector<int> send_to;
+    for (int p = 0; p < participants; ++p) {
+      if (params_.sources[p] == me)
+        send_to.push_back(params_.groups.rank_of[p]);
+    }
+    const int source = me < participants ? params_.sources[me] : -1;
+    const int receive_from = source < 0 ? -1 : params_.groups.rank_of[source];
+    RETURN_IF_ERROR(remote.collectives->SendReceive(
+        remote.devices, remote.rank, in, send_to, out, receive_from, bytes));
+    if (receive_from < 0 && bytes > 0) std::memset(out, 0, bytes);
+    return OkStatus();
+  }
+
   CollectiveParams params_;
 };
 
@@ -360,6 +552,21 @@ class CollectiveBroadcastKernel : public Kernel {
       for (size_t i = 0; i < count; ++i) {
         const int64_t bytes = params_.operands[i].byte_size();
         if (bytes > 0) std::memset(mine.outputs[i], 0, bytes);
+      }
+      return OkStatus();
+    }
+    if (std::optional<RemoteGroup> remote = CrossProcessGroup(ctx, params_)) {
+      if (root_type_) {
+        return UnimplementedError(
+            "collective_broadcast with a dynamic root between processes");
+      }
+      for (size_t i = 0; i < count; ++i) {
+        const int64_t bytes = params_.operands[i].byte_size();
+        if (remote->rank == 0 && bytes > 0) {
+          std::memcpy(mine.outputs[i], mine.inputs[i], bytes);
+        }
+        RETURN_IF_ERROR(remote->collectives->Broadcast(
+            remote->devices, remote->rank, 0, mine.outputs[i], bytes));
       }
       return OkStatus();
     }
