@@ -655,7 +655,39 @@ class Partitioner {
     if (op.num_operands() != 1 || op.num_results() != 1) return false;
     auto it = tiled_.find(op.operand(0));
     if (it == tiled_.end()) return false;
-    const Tiled& source = it->second;
+    const Tiled* source_ptr = &it->second;
+    std::optional<Tiled> gathered;
+    if (op.name() == "stablehlo.slice") {
+      // A slice within a cut dimension: that dimension is gathered whole
+      // first (the others stay cut).
+      Attribute start = op.GetAttr("start_indices");
+      Attribute limit = op.GetAttr("limit_indices");
+      Attribute strides = op.GetAttr("strides");
+      if (start.is(AttrKind::kDenseArray) && limit.is(AttrKind::kDenseArray) &&
+          strides.is(AttrKind::kDenseArray)) {
+        const std::vector<int64_t>& shape = it->second.global_type.shape();
+        std::vector<bool> partial(shape.size(), false);
+        bool any = false;
+        for (size_t i = 0; i < shape.size(); ++i) {
+          partial[i] = it->second.layout.tiles[i] > 1 &&
+                       (start.dense_ints()[i] != 0 ||
+                        limit.dense_ints()[i] != shape[i] ||
+                        strides.dense_ints()[i] != 1);
+          any |= partial[i];
+        }
+        bool all = true;
+        for (size_t i = 0; i < shape.size(); ++i) {
+          all &= partial[i] || it->second.layout.tiles[i] == 1;
+        }
+        if (any && !all) {
+          ASSIGN_OR_RETURN(gathered,
+                           GatherDims(it->second, partial, out, op.loc()));
+          if (!gathered) return false;
+          source_ptr = &*gathered;
+        }
+      }
+    }
+    const Tiled& source = *source_ptr;
     const Type& result_type = op.result(0)->type();
     if (!result_type.IsTensor() || !result_type.HasStaticShape()) return false;
     const std::vector<int64_t>& in_shape = source.global_type.shape();
@@ -1264,6 +1296,77 @@ class Partitioner {
       return out;
     }
     return std::nullopt;
+  }
+
+  // `tiled` with the dimensions in `dims` made whole: an all_gather among
+  // the devices that differ only in those dimensions' tiles; the other cuts
+  // stay. Nullopt when the devices do not form such groups.
+  StatusOr<std::optional<Tiled>> GatherDims(const Tiled& tiled,
+                                            const std::vector<bool>& dims,
+                                            OpList& out,
+                                            const ir::Location& loc) {
+    const TileLayout& layout = tiled.layout;
+    const size_t rank = layout.tiles.size();
+    const size_t devices = layout.tile_of_device.size();
+    TileLayout part;  // the cuts of `dims` only, grouped by the rest
+    part.tiles.assign(rank, 1);
+    for (size_t k = 0; k < rank; ++k) {
+      if (dims[k]) part.tiles[k] = layout.tiles[k];
+    }
+    part.tile_of_device.assign(devices, std::vector<int64_t>(rank, 0));
+    std::map<std::vector<int64_t>, int64_t> group_ids;
+    std::vector<int64_t> group_of(devices);
+    for (size_t d = 0; d < devices; ++d) {
+      std::vector<int64_t> key;
+      for (size_t k = 0; k < rank; ++k) {
+        if (dims[k]) {
+          part.tile_of_device[d][k] = layout.tile_of_device[d][k];
+        } else {
+          key.push_back(layout.tile_of_device[d][k]);
+        }
+      }
+      key.push_back(layout.copy_of_device[d]);
+      group_of[d] =
+          group_ids.emplace(key, static_cast<int64_t>(group_ids.size()))
+              .first->second;
+    }
+    part.copy_of_device = group_of;
+    // Each group must hold each tile of `dims` once.
+    std::set<std::pair<int64_t, std::vector<int64_t>>> seen;
+    for (size_t d = 0; d < devices; ++d) {
+      if (!seen.insert({group_of[d], part.tile_of_device[d]}).second) {
+        return std::optional<Tiled>();
+      }
+    }
+    if (static_cast<int64_t>(group_ids.size()) * part.TileCount() !=
+        static_cast<int64_t>(devices)) {
+      return std::optional<Tiled>();
+    }
+    std::vector<int64_t> shape = tiled.local->type().shape();
+    for (size_t k = 0; k < rank; ++k) {
+      if (dims[k]) shape[k] = tiled.global_type.shape()[k];
+    }
+    TileOps ops(out, loc, target_, next_channel_);
+    ASSIGN_OR_RETURN(
+        Value * gathered,
+        ops.Assemble(tiled.local, tiled.local->type().WithShape(shape), part));
+    Tiled result;
+    result.local = gathered;
+    result.global_type = tiled.global_type;
+    result.layout = layout;
+    std::vector<std::vector<int64_t>> copy_key(devices);
+    for (size_t d = 0; d < devices; ++d) {
+      copy_key[d] = {layout.copy_of_device[d]};
+      for (size_t k = 0; k < rank; ++k) {
+        if (dims[k]) {
+          result.layout.tiles[k] = 1;
+          copy_key[d].push_back(layout.tile_of_device[d][k]);
+          result.layout.tile_of_device[d][k] = 0;
+        }
+      }
+    }
+    if (!RenumberCopies(result.layout, copy_key)) return std::optional<Tiled>();
+    return std::optional<Tiled>(std::move(result));
   }
 
   // A value standing for `local` where ops want the tile itself: the ops
