@@ -675,6 +675,40 @@ std::string SerializeOpSharding(const TileLayout& layout) {
   // replicate_on_last_tile_dim = 6.
   constexpr int kType = 1, kTileDims = 3, kTileDevices = 4, kReplicateLast = 6;
   std::string out;
+  // Partial sums: UNREDUCED (6) when every device holds a partial value of
+  // the whole; with tiles, a last tile dimension of the partials
+  // (last_tile_dims = [UNREDUCED], field 8), when they are all the copies.
+  if (layout.HasUnreduced()) {
+    const int64_t devices = static_cast<int64_t>(layout.tile_of_device.size());
+    const int64_t tiles = layout.TileCount();
+    int64_t partials = 0;
+    for (int64_t index : layout.unreduced_index) {
+      partials = std::max(partials, index + 1);
+    }
+    if (tiles == 1 && partials == devices) {
+      AppendVarint(out, kType << 3);
+      AppendVarint(out, 6);
+      return out;
+    }
+    if (tiles * partials == devices) {
+      std::vector<int64_t> dims = layout.tiles;
+      dims.push_back(partials);
+      std::vector<int64_t> assignment(static_cast<size_t>(devices), 0);
+      for (int64_t d = 0; d < devices; ++d) {
+        int64_t linear = 0;
+        for (size_t k = 0; k < layout.tiles.size(); ++k) {
+          linear = linear * layout.tiles[k] + layout.tile_of_device[d][k];
+        }
+        assignment[linear * partials + layout.unreduced_index[d]] = d;
+      }
+      AppendVarint(out, kType << 3);
+      AppendVarint(out, 3);
+      AppendPackedInts(out, kTileDims, dims);
+      AppendPackedInts(out, kTileDevices, assignment);
+      AppendPackedInts(out, 8, {6});
+      return out;
+    }
+  }
   if (layout.IsReplicated()) {
     AppendVarint(out, kType << 3);
     AppendVarint(out, 0);

@@ -111,6 +111,8 @@ TEST(ShardingTest, RefusesUnknownAxesAndReadsUnreducedOnes) {
   EXPECT_FALSE(partial->IsReplicated());
   EXPECT_EQ(partial->unreduced_index, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(partial->unreduced_group, (std::vector<int64_t>{0, 0}));
+  // As JAX reads it: OpSharding type UNREDUCED.
+  EXPECT_EQ(SerializeOpSharding(*partial), std::string("\x08\x06", 2));
   EXPECT_FALSE(ParseTensorSharding("<@mesh, [{\"x\"}").ok());
 }
 
