@@ -1144,7 +1144,12 @@ class Partitioner {
   Value* SplitUnreduced(Value* tile, const TileLayout& layout, OpList& out,
                         const ir::Location& loc) {
     if (layout.unreduced_index[target_.partition_id] == 0) return tile;
-    const Type& type = tile->type();
+    return Zeros(tile->type(), out, loc);
+  }
+
+  // A constant of `type` whose elements are all zero (or false): a splat of
+  // zero bytes, which is zero in every element type.
+  static Value* Zeros(const Type& type, OpList& out, const ir::Location& loc) {
     auto zeros = std::make_unique<Operation>("stablehlo.constant",
                                              std::vector<Type>{type}, loc);
     zeros->SetAttr(
@@ -1569,19 +1574,7 @@ class Partitioner {
                                   type.ToString(),
                                   ") of an op placed on one device");
       }
-      if (!here) {
-        auto zeros = std::make_unique<Operation>("stablehlo.constant",
-                                                 std::vector<Type>{type}, loc);
-        // A splat of zero bytes: zero (or false) in every element type.
-        zeros->SetAttr(
-            "value",
-            Attribute::DenseElements(
-                type,
-                std::string(ir::StorageBytes(type.StorageElementType()), '\0'),
-                /*splat=*/true));
-        out.push_back(std::move(zeros));
-        value = out.back()->result(0);
-      }
+      if (!here) value = Zeros(type, out, loc);
       auto broadcast = std::make_unique<Operation>(
           "stablehlo.collective_broadcast", std::vector<Type>{type}, loc);
       broadcast->AddOperand(value);
