@@ -447,7 +447,6 @@ class Partitioner {
   // on them; the partition's tiles of the results go out.
   Status PartitionEntry(Operation& func) {
     ir::Block& body = ir::func::Body(func);
-    entry_block_ = &body;
     // Result layouts are read before the body is rewritten (inference
     // looks at the ops that make the results).
     ASSIGN_OR_RETURN(std::vector<std::optional<TileLayout>> result_layouts,
@@ -1820,7 +1819,6 @@ class Partitioner {
   // Ops taken out of the program, kept until the partitioner is done: the
   // maps above hold their results' addresses.
   OpList removed_;
-  const ir::Block* entry_block_ = nullptr;
   bool current_block_is_entry_ = false;
   int64_t next_channel_ = kFirstChannel;
 };

@@ -454,8 +454,12 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
     for (const auto& layout : layouts.arguments) {
       executable->parameter_shardings_.push_back(serialize(layout));
     }
-    for (const auto& layout : layouts.results) {
-      executable->output_shardings_.push_back(serialize(layout));
+    // A partitioned program's results are reported as its first partition
+    // gives them out (below); the others are whole on every device.
+    if (!partitioned) {
+      for (const auto& layout : layouts.results) {
+        executable->output_shardings_.push_back(serialize(layout));
+      }
     }
   }
 
@@ -483,7 +487,6 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
       program_of_position = partition.get();
       // What the results go out as, where the program left them open too.
       if (position == 0) {
-        executable->output_shardings_.clear();
         for (const auto& layout : result_layouts) {
           executable->output_shardings_.push_back(compile::SerializeOpSharding(
               layout ? *layout : compile::TileLayout{}));
