@@ -72,6 +72,16 @@ StatusOr<std::vector<int64_t>> TileShape(const Type& type,
   return dims;
 }
 
+// `replica_groups` of `count` groups laid out one after another in `ids`
+// (flattened device ids), as a rank-2 i64 tensor.
+Attribute ReplicaGroups(const std::vector<int64_t>& ids, int64_t count) {
+  std::string bytes(ids.size() * sizeof(int64_t), '\0');
+  std::memcpy(bytes.data(), ids.data(), bytes.size());
+  Type type = Type::Tensor({count, static_cast<int64_t>(ids.size()) / count},
+                           Type::Element(ir::ElementType::kI64));
+  return Attribute::DenseElements(type, std::move(bytes), /*splat=*/false);
+}
+
 // Builds the ops that slice and assemble tiles, appending them to a list.
 class TileOps {
  public:
@@ -130,10 +140,6 @@ class TileOps {
         flattened.push_back(r * int64_t{target_.num_partitions} + d);
       }
     }
-    std::string bytes(flattened.size() * sizeof(int64_t), '\0');
-    std::memcpy(bytes.data(), flattened.data(), bytes.size());
-    Type groups_type = Type::Tensor({copies * target_.num_replicas, tiles},
-                                    Type::Element(ir::ElementType::kI64));
 
     std::vector<int64_t> lead = {1};
     lead.insert(lead.end(), tile.begin(), tile.end());
@@ -147,7 +153,7 @@ class TileOps {
         "all_gather_dim",
         Attribute::Integer(0, Type::Element(ir::ElementType::kI64)));
     gather->SetAttr("replica_groups",
-                    Attribute::DenseElements(groups_type, bytes, false));
+                    ReplicaGroups(flattened, copies * target_.num_replicas));
     gather->SetAttr("channel_handle",
                     Attribute::Channel(ir::ChannelHandle{next_channel_++, 1}));
     gather->SetAttr("use_global_device_ids", Attribute::Unit());
@@ -838,16 +844,13 @@ class Partitioner {
         }
       }
     }
-    std::string bytes(flattened.size() * sizeof(int64_t), '\0');
-    std::memcpy(bytes.data(), flattened.data(), bytes.size());
-    Type groups_type =
-        Type::Tensor({static_cast<int64_t>(flattened.size()) / size, size},
-                     Type::Element(ir::ElementType::kI64));
     auto reduce = std::make_unique<Operation>(
         "stablehlo.all_reduce", std::vector<Type>{local->type()}, loc);
     reduce->AddOperand(local);
-    reduce->SetAttr("replica_groups",
-                    Attribute::DenseElements(groups_type, bytes, false));
+    reduce->SetAttr(
+        "replica_groups",
+        ReplicaGroups(flattened,
+                      static_cast<int64_t>(flattened.size()) / size));
     reduce->SetAttr("channel_handle",
                     Attribute::Channel(ir::ChannelHandle{next_channel_++, 1}));
     reduce->SetAttr("use_global_device_ids", Attribute::Unit());
@@ -1551,10 +1554,6 @@ class Partitioner {
     for (int64_t d = 0; d < target_.num_partitions; ++d) {
       if (d != device) group.push_back(d);
     }
-    std::string bytes(group.size() * sizeof(int64_t), '\0');
-    std::memcpy(bytes.data(), group.data(), bytes.size());
-    Type groups_type = Type::Tensor({1, static_cast<int64_t>(group.size())},
-                                    Type::Element(ir::ElementType::kI64));
     for (int i = 0; i < placed.num_results(); ++i) {
       const Type& type = placed.result(i)->type();
       Value* value = here ? results[i] : nullptr;
@@ -1577,8 +1576,7 @@ class Partitioner {
       auto broadcast = std::make_unique<Operation>(
           "stablehlo.collective_broadcast", std::vector<Type>{type}, loc);
       broadcast->AddOperand(value);
-      broadcast->SetAttr("replica_groups",
-                         Attribute::DenseElements(groups_type, bytes, false));
+      broadcast->SetAttr("replica_groups", ReplicaGroups(group, 1));
       broadcast->SetAttr("channel_handle", Attribute::Channel(ir::ChannelHandle{
                                                next_channel_++, 1}));
       out.push_back(std::move(broadcast));
