@@ -318,6 +318,14 @@ std::vector<int64_t> Mesh::Devices() const {
   return devices;
 }
 
+int64_t TileLayout::LinearTile(size_t device) const {
+  int64_t linear = 0;
+  for (size_t k = 0; k < tiles.size(); ++k) {
+    linear = linear * tiles[k] + tile_of_device[device][k];
+  }
+  return linear;
+}
+
 int64_t TileLayout::TileCount() const {
   int64_t count = 1;
   for (int64_t t : tiles) count *= t;
@@ -695,10 +703,7 @@ std::string SerializeOpSharding(const TileLayout& layout) {
       dims.push_back(partials);
       std::vector<int64_t> assignment(static_cast<size_t>(devices), 0);
       for (int64_t d = 0; d < devices; ++d) {
-        int64_t linear = 0;
-        for (size_t k = 0; k < layout.tiles.size(); ++k) {
-          linear = linear * layout.tiles[k] + layout.tile_of_device[d][k];
-        }
+        const int64_t linear = layout.LinearTile(d);
         assignment[linear * partials + layout.unreduced_index[d]] = d;
       }
       AppendVarint(out, kType << 3);
@@ -722,10 +727,7 @@ std::string SerializeOpSharding(const TileLayout& layout) {
   // Devices in row-major order of (tile coordinates..., copy).
   std::vector<int64_t> assignment(static_cast<size_t>(devices), 0);
   for (int64_t d = 0; d < devices; ++d) {
-    int64_t linear = 0;
-    for (size_t k = 0; k < layout.tiles.size(); ++k) {
-      linear = linear * layout.tiles[k] + layout.tile_of_device[d][k];
-    }
+    const int64_t linear = layout.LinearTile(d);
     assignment[linear * copies + layout.copy_of_device[d]] = d;
   }
   AppendVarint(out, kType << 3);

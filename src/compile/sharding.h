@@ -70,6 +70,8 @@ struct TileLayout {
   std::vector<int64_t> unreduced_group;
 
   int64_t TileCount() const;
+  // The row-major index of device `device`'s tile among all tiles.
+  int64_t LinearTile(size_t device) const;
   bool HasUnreduced() const { return !unreduced_index.empty(); }
   // One tile, held whole by every device.
   bool IsReplicated() const { return TileCount() == 1 && !HasUnreduced(); }

@@ -127,11 +127,7 @@ class TileOps {
     // Group c: the devices of copy c, in row-major order of their tiles.
     std::vector<int64_t> groups(static_cast<size_t>(devices));
     for (int64_t d = 0; d < devices; ++d) {
-      int64_t linear = 0;
-      for (size_t k = 0; k < rank; ++k) {
-        linear = linear * layout.tiles[k] + layout.tile_of_device[d][k];
-      }
-      groups[layout.copy_of_device[d] * tiles + linear] = d;
+      groups[layout.copy_of_device[d] * tiles + layout.LinearTile(d)] = d;
     }
     // Over flattened ids, every replica gathering among its own partitions.
     std::vector<int64_t> flattened;
