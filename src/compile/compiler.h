@@ -38,6 +38,11 @@ struct CompileOptions {
   // Run small steps whose inputs are all constants while compiling (their
   // results become constants). Off: every step runs at run time.
   bool fold_constants = true;
+  // Fuse runs of elementwise steps into kernels that pass values between
+  // them in cache-sized tiles (compile/fuse_elementwise.cc). Off: every op
+  // writes its whole result, the reference that fused plans are tested
+  // against.
+  bool fuse_elementwise = true;
   // Where this plan runs among the program's replicas and partitions:
   // replica_id and partition_id lower to these values. Collectives resolve
   // their groups over all num_replicas x num_partitions participants, so

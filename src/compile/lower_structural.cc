@@ -9,6 +9,7 @@
 #include "exec/kernels/data_movement.h"
 #include "exec/kernels/element.h"
 #include "exec/kernels/quantize.h"
+#include "exec/kernels/shape.h"
 
 namespace kiln::compile {
 namespace {
@@ -29,6 +30,9 @@ void NormalizeStorage(ElementType type, std::string& data) {
   }
 }
 
+// Splat constants larger than this are not expanded into memory.
+constexpr int64_t kMaxExpandedSplatBytes = 64 * 1024;
+
 Status LowerConstant(Lowering& lowering, const ir::Operation& op) {
   ir::Attribute value = op.GetAttr("value");
   ASSIGN_OR_RETURN(ArrayShape shape, lowering.ResultShape(op, 0));
@@ -36,6 +40,34 @@ Status LowerConstant(Lowering& lowering, const ir::Operation& op) {
   const ir::Type& type = op.result(0)->type();
   shape.type = type.StorageElementType();
   std::string data;
+  ElementType wanted_type = lowering.SlotElementType(type).value();
+  if (value.is(ir::AttrKind::kDenseElements) && value.dense_is_splat() &&
+      shape.byte_size() > kMaxExpandedSplatBytes &&
+      wanted_type == shape.type) {
+    // A large splat stays one element: a broadcast view of a scalar
+    // constant, which consumers fuse with and folding never expands.
+    std::string element = value.dense_data();
+    if (static_cast<int64_t>(element.size()) != shape.element_bytes()) {
+      return InvalidArgumentError(op.Describe(), ": splat element has ",
+                                  element.size(), " bytes; ",
+                                  shape.ToString(), " needs ",
+                                  shape.element_bytes());
+    }
+    NormalizeStorage(shape.type, element);
+    ASSIGN_OR_RETURN(SlotId scalar,
+                     lowering.NewConstant(ArrayShape{shape.type, {}}, element));
+    exec::StridedCopy broadcast;
+    broadcast.dims = shape.dims;
+    broadcast.source_strides.assign(shape.dims.size(), 0);
+    broadcast.target_strides = shape.Strides();
+    SlotId result = lowering.NewTemp(shape);
+    lowering.Emit(op,
+                  exec::MakeStridedCopyKernel(std::move(broadcast),
+                                              shape.element_bytes()),
+                  {scalar}, {result});
+    lowering.Bind(op.result(0), result);
+    return OkStatus();
+  }
   if (value.is(ir::AttrKind::kDenseElements)) {
     data = value.DenseDataExpanded();
   } else if (value.is(ir::AttrKind::kDenseResource)) {

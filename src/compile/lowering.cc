@@ -367,6 +367,11 @@ void Lowering::Emit(const ir::Operation& op,
     }
   }
   int64_t index = counter_++;
+  if (index_frame_.size() <= static_cast<size_t>(index)) {
+    index_frame_.resize(index + 1, -1);
+  }
+  index_frame_[index] = frames_.back().id;
+  frame_step_indices_[frames_.back().id].push_back(index);
   for (SlotId id : step.inputs) NoteUse(id, index);
   for (SlotId id : step.outputs) {
     SlotId root = alias_root_[id];
@@ -482,6 +487,7 @@ StatusOr<std::unique_ptr<exec::Region>> Lowering::LowerRegion(
       }
     }
   }
+  if (fuse_elementwise_) FuseElementwiseSteps();
   std::set<SlotId> captures = std::move(frames_.back().captures);
   frames_.pop_back();
   for (SlotId id : captures) pending_captures_.push_back(id);
@@ -518,6 +524,7 @@ Status Lowering::DeferCustomCallError(const ir::Operation& op,
   exec::Region& region = *frames_.back().region;
   if (region.steps.size() > steps_before) {
     region.steps.resize(steps_before);
+    frame_step_indices_[frames_.back().id].resize(steps_before);
   }
   std::vector<SlotId> outputs;
   for (int i = 0; i < op.num_results(); ++i) {
@@ -890,6 +897,7 @@ Status Lowering::LowerEntry(const ir::Operation& func,
     }
   }
   plan_.mutable_output_aliases() = aliases;
+  if (fuse_elementwise_) FuseElementwiseSteps();
   frames_.pop_back();
   return OkStatus();
 }
@@ -917,7 +925,7 @@ Status Lowering::Finish() {
     }
   }
   plan_.set_arena_bytes(buffers.total_bytes);
-  plan_.set_num_steps(counter_);
+  plan_.set_num_steps(counter_ - fused_away_);
   return OkStatus();
 }
 

@@ -154,6 +154,7 @@ class Lowering {
 
   const ir::Module& module() const { return module_; }
   void set_fold_constants(bool fold) { fold_constants_ = fold; }
+  void set_fuse_elementwise(bool fuse) { fuse_elementwise_ = fuse; }
   void set_position(const ProcessPosition& position) { position_ = position; }
   const ProcessPosition& position() const { return position_; }
   const CustomCallRegistry& custom_calls() const { return custom_calls_; }
@@ -184,6 +185,9 @@ class Lowering {
   // that fails with `error` when it runs, its results bound to fresh slots.
   Status DeferCustomCallError(const ir::Operation& op, size_t steps_before,
                               Status error);
+  // Replaces runs of elementwise steps of the innermost frame's region,
+  // which is complete, by fused kernels (fuse_elementwise.cc).
+  void FuseElementwiseSteps();
 
   const ir::Module& module_;
   const CustomCallRegistry& custom_calls_;
@@ -208,6 +212,14 @@ class Lowering {
   std::vector<const ir::Operation*> call_stack_;
   bool quantized_as_float_ = false;
   bool fold_constants_ = true;
+  bool fuse_elementwise_ = true;
+  // The step index of every step of each frame's region, in the region's
+  // order (by frame id), and the frame that emitted each step index (-1:
+  // none; indices also mark op boundaries).
+  std::map<int, std::vector<int64_t>> frame_step_indices_;
+  std::vector<int> index_frame_;
+  // Steps that fusion removed (each fused run of n steps counts n - 1).
+  int64_t fused_away_ = 0;
   ProcessPosition position_;
 };
 

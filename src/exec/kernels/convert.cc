@@ -5,6 +5,8 @@
 
 #include "exec/executor.h"
 #include "exec/kernels/element.h"
+#include "exec/kernels/elementwise_kernel.h"
+#include "exec/kernels/vectorize.h"
 
 namespace kiln::exec {
 namespace {
@@ -44,7 +46,7 @@ To ConvertValue(From value) {
 }
 
 template <typename To, typename From>
-void ConvertLoop(const From* in, To* out, int64_t count) {
+KILN_VECTORIZED void ConvertLoop(const From* in, To* out, int64_t count) {
   for (int64_t i = 0; i < count; ++i) out[i] = ConvertValue<To>(in[i]);
 }
 
@@ -120,19 +122,20 @@ void ConvertElements(ElementType from, const std::byte* input, ElementType to,
 
 namespace {
 
-class ConvertKernel : public Kernel {
+class ConvertKernel : public ElementwiseKernel {
  public:
   ConvertKernel(ElementType from, ElementType to, int64_t count)
-      : from_(from), to_(to), count_(count) {}
-  Status Run(RunContext& ctx, const Step& step) const override {
-    ConvertElements(from_, ctx.slot(step.inputs[0]), to_,
-                    ctx.slot(step.outputs[0]), count_);
-    return OkStatus();
+      : ElementwiseKernel(count, {ir::StorageBytes(from)},
+                          {ir::StorageBytes(to)}),
+        from_(from),
+        to_(to) {}
+  void RunRange(const std::byte* const* inputs, std::byte* const* outputs,
+                int64_t, int64_t n) const override {
+    ConvertElements(from_, inputs[0], to_, outputs[0], n);
   }
 
  private:
   ElementType from_, to_;
-  int64_t count_;
 };
 
 // Bits of element `index` (the logical width, zero-extended).

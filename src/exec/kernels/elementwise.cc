@@ -1,81 +1,146 @@
 #include "exec/kernels/elementwise.h"
 
 #include "exec/executor.h"
+#include "exec/kernels/elementwise_kernel.h"
+#include "exec/kernels/vectorize.h"
 #include "exec/kernels/elementwise_ops.h"
 
 namespace kiln::exec {
 namespace {
 
 template <typename Op, typename T>
-class UnaryKernel : public Kernel {
+class UnaryKernel : public ElementwiseKernel {
  public:
   using Out = decltype(Op::Apply(std::declval<T>(), 0));
-  UnaryKernel(int64_t count, int bits) : count_(count), bits_(bits) {}
-  Status Run(RunContext& ctx, const Step& step) const override {
-    const T* in = ctx.In<T>(step, 0);
-    Out* out = ctx.Out<Out>(step, 0);
-    for (int64_t i = 0; i < count_; ++i) out[i] = Op::Apply(in[i], bits_);
-    return OkStatus();
+  UnaryKernel(int64_t count, int bits, int cost)
+      : ElementwiseKernel(count, {sizeof(T)}, {sizeof(Out)}),
+        bits_(bits),
+        cost_(cost) {}
+  void RunRange(const std::byte* const* inputs, std::byte* const* outputs,
+                int64_t, int64_t n) const override {
+    Loop(reinterpret_cast<const T*>(inputs[0]),
+         reinterpret_cast<Out*>(outputs[0]), n, bits_);
   }
+  int cost_per_element() const override { return cost_; }
 
  private:
-  int64_t count_;
+  KILN_VECTORIZED static void Loop(const T* in, Out* out, int64_t n,
+                                   int bits) {
+    for (int64_t i = 0; i < n; ++i) out[i] = Op::Apply(in[i], bits);
+  }
+
   int bits_;
+  int cost_;
 };
 
 template <typename Op, typename T>
-class BinaryKernel : public Kernel {
+class BinaryKernel : public ElementwiseKernel {
  public:
-  BinaryKernel(int64_t count, int bits) : count_(count), bits_(bits) {}
-  Status Run(RunContext& ctx, const Step& step) const override {
-    const T* a = ctx.In<T>(step, 0);
-    const T* b = ctx.In<T>(step, 1);
-    T* out = ctx.Out<T>(step, 0);
-    for (int64_t i = 0; i < count_; ++i) out[i] = Op::Apply(a[i], b[i], bits_);
-    return OkStatus();
+  BinaryKernel(int64_t count, int bits, int cost)
+      : ElementwiseKernel(count, {sizeof(T), sizeof(T)}, {sizeof(T)}),
+        bits_(bits),
+        cost_(cost) {}
+  void RunRange(const std::byte* const* inputs, std::byte* const* outputs,
+                int64_t, int64_t n) const override {
+    Loop(reinterpret_cast<const T*>(inputs[0]),
+         reinterpret_cast<const T*>(inputs[1]),
+         reinterpret_cast<T*>(outputs[0]), n, bits_);
   }
+  int cost_per_element() const override { return cost_; }
 
  private:
-  int64_t count_;
+  KILN_VECTORIZED static void Loop(const T* a, const T* b, T* out, int64_t n,
+                                   int bits) {
+    for (int64_t i = 0; i < n; ++i) out[i] = Op::Apply(a[i], b[i], bits);
+  }
+
   int bits_;
+  int cost_;
 };
 
 // complex(real, imag).
 template <typename T>
-class ComplexKernel : public Kernel {
+class ComplexKernel : public ElementwiseKernel {
  public:
-  explicit ComplexKernel(int64_t count) : count_(count) {}
-  Status Run(RunContext& ctx, const Step& step) const override {
-    const T* re = ctx.In<T>(step, 0);
-    const T* im = ctx.In<T>(step, 1);
-    auto* out = ctx.Out<std::complex<T>>(step, 0);
-    for (int64_t i = 0; i < count_; ++i) out[i] = std::complex<T>(re[i], im[i]);
-    return OkStatus();
+  explicit ComplexKernel(int64_t count)
+      : ElementwiseKernel(count, {sizeof(T), sizeof(T)},
+                          {sizeof(std::complex<T>)}) {}
+  void RunRange(const std::byte* const* inputs, std::byte* const* outputs,
+                int64_t, int64_t n) const override {
+    const T* re = reinterpret_cast<const T*>(inputs[0]);
+    const T* im = reinterpret_cast<const T*>(inputs[1]);
+    auto* out = reinterpret_cast<std::complex<T>*>(outputs[0]);
+    for (int64_t i = 0; i < n; ++i) out[i] = std::complex<T>(re[i], im[i]);
   }
-
- private:
-  int64_t count_;
 };
 
+// Relative cost of one element (an add is 1), for splitting over threads.
+int UnaryCost(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kAbs:
+    case UnaryOp::kNegate:
+    case UnaryOp::kNot:
+    case UnaryOp::kSign:
+    case UnaryOp::kCeil:
+    case UnaryOp::kFloor:
+    case UnaryOp::kRoundAfz:
+    case UnaryOp::kRoundEven:
+    case UnaryOp::kIsFinite:
+    case UnaryOp::kReal:
+    case UnaryOp::kImag:
+    case UnaryOp::kPopcnt:
+    case UnaryOp::kClz:
+    case UnaryOp::kSquare:
+    case UnaryOp::kConj:
+    case UnaryOp::kIsInf:
+    case UnaryOp::kIsNegInf:
+    case UnaryOp::kIsPosInf:
+      return 1;
+    case UnaryOp::kSqrt:
+    case UnaryOp::kRsqrt:
+      return 4;
+    default:
+      return 20;
+  }
+}
+
+int BinaryCost(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kDivide:
+    case BinaryOp::kRemainder:
+      return 4;
+    case BinaryOp::kPower:
+    case BinaryOp::kAtan2:
+    case BinaryOp::kNextAfter:
+    case BinaryOp::kPolygamma:
+    case BinaryOp::kZeta:
+      return 20;
+    default:
+      return 1;
+  }
+}
+
 template <typename Op>
-std::unique_ptr<Kernel> MakeUnary(ElementType type, int64_t count, int bits) {
+std::unique_ptr<Kernel> MakeUnary(ElementType type, int64_t count, int bits,
+                                  int cost) {
   std::unique_ptr<Kernel> kernel;
   DispatchNative(type, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (requires(T x) { Op::Apply(x, 0); }) {
-      kernel = std::make_unique<UnaryKernel<Op, T>>(count, bits);
+      kernel = std::make_unique<UnaryKernel<Op, T>>(count, bits, cost);
     }
   });
   return kernel;
 }
 
 template <typename Op>
-std::unique_ptr<Kernel> MakeBinary(ElementType type, int64_t count, int bits) {
+std::unique_ptr<Kernel> MakeBinary(ElementType type, int64_t count, int bits,
+                                   int cost) {
   std::unique_ptr<Kernel> kernel;
   DispatchNative(type, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (requires(T x) { Op::Apply(x, x, 0); }) {
-      kernel = std::make_unique<BinaryKernel<Op, T>>(count, bits);
+      kernel = std::make_unique<BinaryKernel<Op, T>>(count, bits, cost);
     }
   });
   return kernel;
@@ -110,7 +175,7 @@ std::unique_ptr<Kernel> MakeUnaryKernel(UnaryOp op, ElementType type,
   switch (op) {
 #define KILN_CASE(name)  \
   case UnaryOp::k##name: \
-    return MakeUnary<ops::name>(type, count, bits);
+    return MakeUnary<ops::name>(type, count, bits, UnaryCost(op));
     KILN_UNARY_OPS(KILN_CASE)
 #undef KILN_CASE
   }
@@ -131,7 +196,7 @@ std::unique_ptr<Kernel> MakeBinaryKernel(BinaryOp op, ElementType type,
       return nullptr;
 #define KILN_CASE(name)   \
   case BinaryOp::k##name: \
-    return MakeBinary<ops::name>(type, count, bits);
+    return MakeBinary<ops::name>(type, count, bits, BinaryCost(op));
       KILN_CASE(Add)
       KILN_CASE(Subtract)
       KILN_CASE(Multiply)

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "exec/kernels/element.h"
+#include "exec/kernels/fast_math.h"
 #include "exec/kernels/special_math.h"
 
 namespace kiln::exec::ops {
@@ -137,18 +138,33 @@ inline c128 ComplexExp(c128 z) {
   return {e * std::cos(z.imag()), e * std::sin(z.imag())};
 }
 
+// The same with a vectorizable f32 version (fast_math.h); f64 and
+// complex numbers keep the double-precision reference.
+#define KILN_FAST_FLOAT_COMPLEX_FN(Name, fast_f32, expr_double, expr_complex) \
+  struct Name {                                                              \
+    static float Apply(float x, int) { return fast_f32(x); }                 \
+    template <Float T>                                                       \
+    static T Apply(T x, int) {                                               \
+      return ViaDouble(x, [](double v) { return expr_double; });             \
+    }                                                                        \
+    template <Complex T>                                                     \
+    static T Apply(T x, int) {                                               \
+      return ViaComplex128(x, [](c128 v) { return expr_complex; });          \
+    }                                                                        \
+  };
+
 KILN_FLOAT_COMPLEX_FN(Sqrt, std::sqrt(v), std::sqrt(v))
 KILN_FLOAT_COMPLEX_FN(Rsqrt, 1.0 / std::sqrt(v), 1.0 / std::sqrt(v))
 KILN_FLOAT_COMPLEX_FN(Cbrt, std::cbrt(v), std::exp(std::log(v) / 3.0))
-KILN_FLOAT_COMPLEX_FN(Exp, std::exp(v), ComplexExp(v))
-KILN_FLOAT_COMPLEX_FN(Expm1, std::expm1(v), ComplexExpm1(v))
-KILN_FLOAT_COMPLEX_FN(Log, std::log(v), std::log(v))
-KILN_FLOAT_COMPLEX_FN(Log1p, std::log1p(v), ComplexLog1p(v))
-KILN_FLOAT_COMPLEX_FN(Logistic, 1.0 / (1.0 + std::exp(-v)), ComplexLogistic(v))
+KILN_FAST_FLOAT_COMPLEX_FN(Exp, fast::Exp, std::exp(v), ComplexExp(v))
+KILN_FAST_FLOAT_COMPLEX_FN(Expm1, fast::Expm1, std::expm1(v), ComplexExpm1(v))
+KILN_FAST_FLOAT_COMPLEX_FN(Log, fast::Log, std::log(v), std::log(v))
+KILN_FAST_FLOAT_COMPLEX_FN(Log1p, fast::Log1p, std::log1p(v), ComplexLog1p(v))
+KILN_FAST_FLOAT_COMPLEX_FN(Logistic, fast::Logistic, 1.0 / (1.0 + std::exp(-v)), ComplexLogistic(v))
 KILN_FLOAT_COMPLEX_FN(Sin, std::sin(v), std::sin(v))
 KILN_FLOAT_COMPLEX_FN(Cos, std::cos(v), std::cos(v))
 KILN_FLOAT_COMPLEX_FN(Tan, std::tan(v), ComplexTan(v))
-KILN_FLOAT_COMPLEX_FN(Tanh, std::tanh(v), std::tanh(v))
+KILN_FAST_FLOAT_COMPLEX_FN(Tanh, fast::Tanh, std::tanh(v), std::tanh(v))
 KILN_FLOAT_COMPLEX_FN(Acos, std::acos(v), std::acos(v))
 KILN_FLOAT_COMPLEX_FN(Acosh, std::acosh(v), std::acosh(v))
 KILN_FLOAT_COMPLEX_FN(Asin, std::asin(v), std::asin(v))
@@ -186,6 +202,7 @@ KILN_FLOAT_FN(RoundAfz, std::round(v))
 KILN_FLOAT_FN(RoundEven, std::nearbyint(v))
 #undef KILN_FLOAT_FN
 #undef KILN_FLOAT_COMPLEX_FN
+#undef KILN_FAST_FLOAT_COMPLEX_FN
 
 struct Abs {
   template <SignedInt T>

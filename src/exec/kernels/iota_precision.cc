@@ -6,45 +6,48 @@
 #include "exec/executor.h"
 #include "exec/kernels/data_movement.h"
 #include "exec/kernels/element.h"
+#include "exec/kernels/elementwise_kernel.h"
 
 namespace kiln::exec {
 namespace {
 
-class IotaKernel : public Kernel {
+class IotaKernel : public ElementwiseKernel {
  public:
-  IotaKernel(const ArrayShape& result, int64_t dimension) : result_(result) {
+  IotaKernel(const ArrayShape& result, int64_t dimension)
+      : ElementwiseKernel(result.num_elements(), {},
+                          {ir::StorageBytes(result.type)}),
+        type_(result.type) {
     size_ = result.dims.empty() ? 1 : result.dims[dimension];
     inner_ = 1;
     for (int64_t d = dimension + 1; d < result.rank(); ++d)
       inner_ *= result.dims[d];
   }
-  Status Run(RunContext& ctx, const Step& step) const override {
-    std::byte* out = ctx.slot(step.outputs[0]);
-    int64_t count = result_.num_elements();
-    ElementType type = result_.type;
-    bool native = DispatchNative(type, [&](auto tag) {
+  void RunRange(const std::byte* const*, std::byte* const* outputs,
+                int64_t begin, int64_t n) const override {
+    std::byte* out = outputs[0];
+    bool native = DispatchNative(type_, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (kIsInt<T> || kIsFloat<T>) {
-        if (ir::BitWidth(type) == static_cast<int>(sizeof(T) * 8)) {
+        if (ir::BitWidth(type_) == static_cast<int>(sizeof(T) * 8)) {
           T* typed = reinterpret_cast<T*>(out);
-          for (int64_t i = 0; i < count; ++i) {
-            typed[i] = static_cast<T>((i / inner_) % size_);
+          for (int64_t i = 0; i < n; ++i) {
+            typed[i] = static_cast<T>(((begin + i) / inner_) % size_);
           }
           return;
         }
       }
-      for (int64_t i = 0; i < count; ++i)
-        StoreInt(type, out, i, (i / inner_) % size_);
+      for (int64_t i = 0; i < n; ++i)
+        StoreInt(type_, out, i, ((begin + i) / inner_) % size_);
     });
     if (!native) {
-      for (int64_t i = 0; i < count; ++i)
-        StoreInt(type, out, i, (i / inner_) % size_);
+      for (int64_t i = 0; i < n; ++i)
+        StoreInt(type_, out, i, ((begin + i) / inner_) % size_);
     }
-    return OkStatus();
   }
+  int cost_per_element() const override { return 4; }
 
  private:
-  ArrayShape result_;
+  ElementType type_;
   int64_t size_ = 1;
   int64_t inner_ = 1;
 };

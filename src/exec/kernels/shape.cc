@@ -5,15 +5,44 @@
 
 #include "exec/executor.h"
 #include "exec/kernels/element.h"
+#include "exec/kernels/elementwise_kernel.h"
+#include "exec/kernels/vectorize.h"
 
 namespace kiln::exec {
 namespace {
 
+// An element of kBytes bytes, copied as one value.
 template <size_t kBytes>
-void CopyRow(const std::byte* source, int64_t source_stride, std::byte* target,
+struct Element {
+  unsigned char bytes[kBytes];
+};
+
+template <size_t kBytes>
+KILN_VECTORIZED void CopyRow(const std::byte* source, int64_t source_stride, std::byte* target,
              int64_t target_stride, int64_t count) {
   if (source_stride == 1 && target_stride == 1) {
     std::memcpy(target, source, count * kBytes);
+    return;
+  }
+  if (target_stride == 1) {
+    // Typed loops (a broadcast fills, a transpose gathers) rather than one
+    // memcpy call per element.
+    using T = std::conditional_t<
+        kBytes == 1, uint8_t,
+        std::conditional_t<
+            kBytes == 2, uint16_t,
+            std::conditional_t<kBytes == 4, uint32_t,
+                               std::conditional_t<kBytes == 8, uint64_t,
+                                                  Element<kBytes>>>>>;
+    T* out = reinterpret_cast<T*>(target);
+    if (source_stride == 0) {
+      T value;
+      std::memcpy(&value, source, kBytes);
+      for (int64_t i = 0; i < count; ++i) out[i] = value;
+      return;
+    }
+    const T* in = reinterpret_cast<const T*>(source);
+    for (int64_t i = 0; i < count; ++i) out[i] = in[i * source_stride];
     return;
   }
   for (int64_t i = 0; i < count; ++i) {
@@ -126,6 +155,85 @@ class StridedCopyKernel : public Kernel {
   StridedCopy copy_;
   int64_t element_bytes_;
 };
+
+// A strided copy whose output is dense and row-major (transpose,
+// broadcast, slice, reverse into a fresh array): a view its consumers can
+// read through, computed for any range of output elements.
+class StridedViewKernel : public ElementwiseKernel {
+ public:
+  StridedViewKernel(StridedCopy copy, int64_t element_bytes)
+      : ElementwiseKernel(copy.num_elements(), {0},
+                          {static_cast<int>(element_bytes)}),
+        copy_(std::move(copy)),
+        element_bytes_(element_bytes),
+        row_(RowCopier(element_bytes)) {}
+
+  void RunRange(const std::byte* const* inputs, std::byte* const* outputs,
+                int64_t begin, int64_t n) const override {
+    if (n <= 0) return;
+    const std::byte* source = inputs[0] + copy_.source_offset * element_bytes_;
+    std::byte* target = outputs[0];
+    int64_t rank = static_cast<int64_t>(copy_.dims.size());
+    if (rank == 0) {
+      std::memcpy(target, source, element_bytes_);
+      return;
+    }
+    // The multi-index of element `begin` and its source position.
+    int64_t index[kMaxRank];
+    int64_t source_pos = 0;
+    int64_t rest = begin;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      index[d] = rest % copy_.dims[d];
+      rest /= copy_.dims[d];
+      source_pos += index[d] * copy_.source_strides[d];
+    }
+    int64_t inner = copy_.dims[rank - 1];
+    int64_t inner_stride = copy_.source_strides[rank - 1];
+    while (n > 0) {
+      int64_t run = std::min(n, inner - index[rank - 1]);
+      row_(source + source_pos * element_bytes_, inner_stride, target, 1, run);
+      target += run * element_bytes_;
+      n -= run;
+      if (n == 0) return;
+      // Next row: the innermost index wraps, the outer ones carry.
+      source_pos -= index[rank - 1] * inner_stride;
+      index[rank - 1] = 0;
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        if (++index[d] < copy_.dims[d]) {
+          source_pos += copy_.source_strides[d];
+          break;
+        }
+        source_pos -= copy_.source_strides[d] * (copy_.dims[d] - 1);
+        index[d] = 0;
+      }
+    }
+  }
+  int cost_per_element() const override { return 2; }
+  bool range_invariant() const override {
+    for (int64_t stride : copy_.source_strides) {
+      if (stride != 0) return false;
+    }
+    return true;
+  }
+
+  static constexpr int64_t kMaxRank = 16;
+
+ private:
+  StridedCopy copy_;
+  int64_t element_bytes_;
+  RowFn row_;
+};
+
+// Whether `copy` writes a dense row-major array from its first element.
+bool WritesDenseRowMajor(const StridedCopy& copy) {
+  if (copy.target_offset != 0) return false;
+  int64_t expected = 1;
+  for (int64_t d = static_cast<int64_t>(copy.dims.size()) - 1; d >= 0; --d) {
+    if (copy.dims[d] != 1 && copy.target_strides[d] != expected) return false;
+    expected *= copy.dims[d];
+  }
+  return true;
+}
 
 void Fill(std::byte* target, const std::byte* value, int64_t count,
           int64_t element_bytes) {
@@ -248,6 +356,10 @@ class DynamicUpdateSliceKernel : public Kernel {
 std::unique_ptr<Kernel> MakeStridedCopyKernel(StridedCopy copy,
                                               int64_t element_bytes) {
   copy.Simplify();
+  if (WritesDenseRowMajor(copy) && RowCopier(element_bytes) != nullptr &&
+      static_cast<int64_t>(copy.dims.size()) <= StridedViewKernel::kMaxRank) {
+    return std::make_unique<StridedViewKernel>(std::move(copy), element_bytes);
+  }
   return std::make_unique<StridedCopyKernel>(std::move(copy), element_bytes);
 }
 

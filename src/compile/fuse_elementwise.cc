@@ -1,0 +1,231 @@
+// Loop fusion of elementwise steps.
+//
+// When a region is complete (every step emitted, every lifetime known),
+// runs of consecutive elementwise steps over the same number of elements
+// become one fused step (exec/fusion.h). Inside the fused step a value
+// that no step outside the run reads lives only in a per-thread tile
+// buffer; the others are written to their slots as before. The run's
+// inputs live to its last step and its outputs from its first, so the
+// buffer planner never lets a fused step write over what it still reads.
+//
+// A value produced inside a run joins it only when its consumer reads it
+// element by element: a view (broadcast, transpose, ...) reads its source
+// whole, so a source computed in the same run would not be complete yet.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compile/lowering.h"
+#include "exec/fusion.h"
+
+namespace kiln::compile {
+namespace {
+
+using exec::ElementwiseKernel;
+using exec::FusedNode;
+using exec::FusedOperand;
+
+// Fusing fewer elements than this saves nothing: the tile loop costs
+// about as much as the arrays it avoids.
+constexpr int64_t kMinFusedElements = 64;
+// The most steps one fused kernel takes.
+constexpr size_t kMaxFusedSteps = 512;
+
+const ElementwiseKernel* AsElementwise(const exec::Step& step) {
+  const auto* kernel =
+      dynamic_cast<const ElementwiseKernel*>(step.kernel.get());
+  if (kernel == nullptr) return nullptr;
+  if (kernel->num_inputs() > exec::kMaxFusedNodeOperands ||
+      kernel->num_outputs() > exec::kMaxFusedNodeOperands ||
+      static_cast<size_t>(kernel->num_inputs()) != step.inputs.size() ||
+      static_cast<size_t>(kernel->num_outputs()) != step.outputs.size()) {
+    return nullptr;
+  }
+  return kernel;
+}
+
+}  // namespace
+
+void Lowering::FuseElementwiseSteps() {
+  exec::Region& region = *frames_.back().region;
+  std::vector<int64_t>& indices = frame_step_indices_[frames_.back().id];
+  if (indices.size() != region.steps.size()) return;  // not tracked: leave it
+
+  std::vector<exec::Step> fused_steps;
+  std::vector<int64_t> fused_indices;
+  fused_steps.reserve(region.steps.size());
+
+  // Whether a step of another frame has an index strictly between a and b
+  // (a nested region's step between two steps of this region).
+  auto foreign_between = [&](int64_t a, int64_t b) {
+    for (int64_t i = a + 1; i < b; ++i) {
+      if (i < static_cast<int64_t>(index_frame_.size()) &&
+          index_frame_[i] >= 0) {
+        return true;
+      }
+    }
+    return false;
+  };
+
+  size_t begin = 0;
+  while (begin < region.steps.size()) {
+    const ElementwiseKernel* first = AsElementwise(region.steps[begin]);
+    if (first == nullptr || first->count() < kMinFusedElements) {
+      fused_steps.push_back(std::move(region.steps[begin]));
+      fused_indices.push_back(indices[begin]);
+      ++begin;
+      continue;
+    }
+    // Extend the run while the next step is elementwise over as many
+    // elements, reads values of the run element by element, and no step of
+    // a nested region lies between.
+    std::map<SlotId, size_t> produced;  // root slot -> step of the run
+    auto note_outputs = [&](size_t s) {
+      for (SlotId id : region.steps[s].outputs) produced[alias_root_[id]] = s;
+    };
+    note_outputs(begin);
+    size_t end = begin + 1;
+    while (end < region.steps.size() && end - begin < kMaxFusedSteps) {
+      const ElementwiseKernel* next = AsElementwise(region.steps[end]);
+      if (next == nullptr || next->count() != first->count() ||
+          foreign_between(indices[end - 1], indices[end])) {
+        break;
+      }
+      bool readable = true;
+      for (size_t i = 0; i < region.steps[end].inputs.size(); ++i) {
+        SlotId root = alias_root_[region.steps[end].inputs[i]];
+        if (produced.count(root) && next->reads_whole(static_cast<int>(i))) {
+          readable = false;
+        }
+      }
+      if (!readable) break;
+      note_outputs(end);
+      ++end;
+    }
+    if (end - begin < 2) {
+      fused_steps.push_back(std::move(region.steps[begin]));
+      fused_indices.push_back(indices[begin]);
+      ++begin;
+      continue;
+    }
+
+    const int64_t first_index = indices[begin];
+    const int64_t last_index = indices[end - 1];
+    // A value made in the run that nothing after the run reads (its last
+    // use is inside the run) and that is an ordinary scratch array lives
+    // in a tile buffer.
+    auto internal = [&](SlotId id) {
+      SlotId root = alias_root_[id];
+      return root == id && slot(root).kind == exec::SlotKind::kTemp &&
+             !slot(root).is_token && last_use_[root] <= last_index;
+    };
+
+    // The last step of the run that reads each value made in the run, so
+    // that tile buffers are reused once their value is dead.
+    std::map<SlotId, size_t> last_reader;
+    for (size_t s = begin; s < end; ++s) {
+      for (SlotId id : region.steps[s].inputs) last_reader[alias_root_[id]] = s;
+    }
+    std::map<int, std::vector<int>> free_tiles;  // element bytes -> buffers
+    std::map<size_t, std::vector<std::pair<int, int>>> release_after;
+
+    std::vector<int> input_bytes, output_bytes, tile_bytes;
+    std::vector<SlotId> inputs, outputs;
+    std::map<std::pair<SlotId, int>, int> input_index;  // (slot, bytes)
+    std::map<SlotId, FusedOperand> where;               // root -> operand
+    std::vector<FusedNode> nodes;
+    std::string description = "fusion of";
+    for (size_t s = begin; s < end; ++s) {
+      exec::Step& step = region.steps[s];
+      std::unique_ptr<exec::Kernel> owned = std::move(step.kernel);
+      auto* kernel = static_cast<ElementwiseKernel*>(owned.release());
+      FusedNode node;
+      node.kernel.reset(kernel);
+      for (size_t i = 0; i < step.inputs.size(); ++i) {
+        SlotId id = step.inputs[i];
+        auto found = where.find(alias_root_[id]);
+        if (found != where.end()) {
+          node.inputs.push_back(found->second);
+          continue;
+        }
+        int bytes = kernel->input_bytes(static_cast<int>(i));
+        auto [it, added] = input_index.try_emplace(
+            {id, bytes}, static_cast<int>(inputs.size()));
+        if (added) {
+          inputs.push_back(id);
+          input_bytes.push_back(bytes);
+        }
+        node.inputs.push_back({FusedOperand::Kind::kInput, it->second});
+      }
+      for (size_t j = 0; j < step.outputs.size(); ++j) {
+        SlotId id = step.outputs[j];
+        int bytes = kernel->output_bytes(static_cast<int>(j));
+        FusedOperand operand;
+        if (internal(id) && kernel->range_invariant()) {
+          // Filled on a range's first tile, read by every tile after: a
+          // buffer of its own, never handed on.
+          operand = {FusedOperand::Kind::kTile,
+                     static_cast<int>(tile_bytes.size())};
+          tile_bytes.push_back(bytes);
+          node.once_per_range = true;
+          first_def_[id] = -1;
+        } else if (internal(id)) {
+          std::vector<int>& free = free_tiles[bytes];
+          int buffer;
+          if (free.empty()) {
+            buffer = static_cast<int>(tile_bytes.size());
+            tile_bytes.push_back(bytes);
+          } else {
+            buffer = free.back();
+            free.pop_back();
+          }
+          operand = {FusedOperand::Kind::kTile, buffer};
+          // A value no one reads still needs its tile while its step runs.
+          auto reader = last_reader.find(id);
+          size_t last = reader == last_reader.end() ? s : reader->second;
+          release_after[last].push_back({bytes, buffer});
+          first_def_[id] = -1;  // no memory of its own
+        } else {
+          operand = {FusedOperand::Kind::kOutput,
+                     static_cast<int>(outputs.size())};
+          outputs.push_back(id);
+          output_bytes.push_back(bytes);
+        }
+        where[alias_root_[id]] = operand;
+        node.outputs.push_back(operand);
+      }
+      // Buffers whose values die at this step serve the steps after it.
+      for (auto [bytes, buffer] : release_after[s]) {
+        free_tiles[bytes].push_back(buffer);
+      }
+      description += s == begin ? " " : "; ";
+      description += step.where;
+      nodes.push_back(std::move(node));
+    }
+    // The fused step reads its inputs until its last element and writes
+    // its outputs from its first.
+    for (SlotId id : inputs) NoteUse(id, last_index);
+    for (SlotId id : outputs) {
+      SlotId root = alias_root_[id];
+      if (first_def_[root] >= 0) {
+        first_def_[root] = std::min(first_def_[root], first_index);
+      }
+    }
+    exec::Step step;
+    step.kernel = exec::MakeFusedKernel(
+        first->count(), std::move(input_bytes), std::move(output_bytes),
+        std::move(tile_bytes), std::move(nodes));
+    step.inputs = std::move(inputs);
+    step.outputs = std::move(outputs);
+    step.where = std::move(description);
+    fused_steps.push_back(std::move(step));
+    fused_indices.push_back(first_index);
+    fused_away_ += static_cast<int64_t>(end - begin) - 1;
+    begin = end;
+  }
+  region.steps = std::move(fused_steps);
+  indices = std::move(fused_indices);
+}
+
+}  // namespace kiln::compile

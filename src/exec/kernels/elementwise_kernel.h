@@ -1,0 +1,71 @@
+// Kernels that compute element i of every output from element i of their
+// inputs: the elementwise ops, converts, and the views (transpose,
+// broadcast, slice, reverse, iota) whose output is written in row-major
+// order. They can run over any range of their elements, which is what
+// lets the compiler fuse chains of them into one pass over cache-sized
+// tiles (exec/fusion.h) and lets a large one split its range over the
+// cores.
+#ifndef KILN_EXEC_KERNELS_ELEMENTWISE_KERNEL_H_
+#define KILN_EXEC_KERNELS_ELEMENTWISE_KERNEL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "exec/plan.h"
+
+namespace kiln::exec {
+
+class ElementwiseKernel : public Kernel {
+ public:
+  // `count` elements per output. `input_bytes[i]` is the element size of
+  // input i when it is read element by element, or 0 when the kernel reads
+  // it whole (a scalar operand, or the source of a view, which the kernel
+  // indexes itself). `output_bytes[j]` is the element size of output j.
+  ElementwiseKernel(int64_t count, std::vector<int> input_bytes,
+                    std::vector<int> output_bytes)
+      : count_(count),
+        input_bytes_(std::move(input_bytes)),
+        output_bytes_(std::move(output_bytes)) {}
+
+  int64_t count() const { return count_; }
+  int num_inputs() const { return static_cast<int>(input_bytes_.size()); }
+  int num_outputs() const { return static_cast<int>(output_bytes_.size()); }
+  int input_bytes(int i) const { return input_bytes_[i]; }
+  int output_bytes(int j) const { return output_bytes_[j]; }
+  bool reads_whole(int i) const { return input_bytes_[i] == 0; }
+
+  // Computes elements [begin, begin + n) of every output. `inputs[i]` is
+  // the address of element `begin` of input i when it is read element by
+  // element, else the input's base address; `outputs[j]` is the address of
+  // element `begin` of output j. Must not fail: elementwise ops have a
+  // result for every input.
+  virtual void RunRange(const std::byte* const* inputs,
+                        std::byte* const* outputs, int64_t begin,
+                        int64_t n) const = 0;
+
+  // Whether every output element is the same whatever the range (a
+  // broadcast of a scalar): a fused kernel computes it once per range.
+  virtual bool range_invariant() const { return false; }
+
+  // Relative cost of one element against a plain add (1): how soon a range
+  // is worth splitting over threads.
+  virtual int cost_per_element() const { return 1; }
+
+  // All elements, split over the machine's cores when there are enough.
+  Status Run(RunContext& ctx, const Step& step) const final;
+
+ private:
+  int64_t count_;
+  std::vector<int> input_bytes_;
+  std::vector<int> output_bytes_;
+};
+
+// Runs `kernel` over [0, count) with `inputs` and `outputs` at their base
+// addresses, splitting the range over threads when it is large enough.
+void RunElementwise(const ElementwiseKernel& kernel,
+                    const std::byte* const* inputs, std::byte* const* outputs);
+
+}  // namespace kiln::exec
+
+#endif  // KILN_EXEC_KERNELS_ELEMENTWISE_KERNEL_H_

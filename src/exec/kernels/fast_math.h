@@ -1,0 +1,150 @@
+// f32 transcendental functions written so that the compiler vectorizes
+// them: no calls, no table lookups, no branches the compiler cannot turn
+// into selects. They are the fast tier of the f32 elementwise kernels; the
+// reference tier evaluates the same functions in double and rounds once
+// (elementwise_ops.h), and tests/exec/fast_math_test.cc holds the two
+// within a few units in the last place over the whole f32 range.
+//
+// The constants are derived here, not taken from a table: ln 2 is split
+// into a part with 16 significant bits (so n * ln2_hi is exact for the
+// exponents that occur) and the rest; polynomials are truncated Taylor
+// series, long enough that their truncation error is below half an ulp
+// on the reduced ranges.
+#ifndef KILN_EXEC_KERNELS_FAST_MATH_H_
+#define KILN_EXEC_KERNELS_FAST_MATH_H_
+
+#include <bit>
+#include <cstdint>
+
+namespace kiln::exec::fast {
+
+inline constexpr float kLn2Hi = 0.693145751953125f;  // 16 bits of ln 2
+inline constexpr float kLn2Lo = 1.42860682030941723212e-6f;  // ln 2 - kLn2Hi
+inline constexpr float kLog2E = 1.44269504088896340736f;
+// Adding and subtracting 1.5 * 2^23 rounds a float of magnitude below
+// 2^22 to the nearest integer (ties to even), in any vector width.
+inline constexpr float kRoundMagic = 12582912.0f;
+
+// e^r for |r| <= ln(2)/2: Taylor series to r^7 (truncation below 2^-28).
+inline float ExpReduced(float r) {
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  return p * r + 1.0f;
+}
+
+// 2^n as a float for integral n in [-126, 127].
+inline float Pow2(int32_t n) {
+  return std::bit_cast<float>(static_cast<uint32_t>(n + 127) << 23);
+}
+
+// e^x. Overflows to +inf past 88.72, reaches subnormals and then 0 below
+// -87.3; NaN stays NaN.
+inline float Exp(float x) {
+  // Clamping keeps n within [-150, 129]; a NaN passes through (comparisons
+  // with NaN are false).
+  float clamped = x < -104.0f ? -104.0f : x;
+  clamped = clamped > 89.0f ? 89.0f : clamped;
+  float n = (clamped * kLog2E + kRoundMagic) - kRoundMagic;
+  n = x != x ? 0.0f : n;  // keeps the conversion below defined
+  float r = clamped - n * kLn2Hi;
+  r = r - n * kLn2Lo;
+  float p = ExpReduced(r);
+  // 2^n in two factors, each a normal float, so that results in the
+  // subnormal range and just below overflow come out right.
+  int32_t ni = static_cast<int32_t>(n);
+  int32_t half = ni >> 1;
+  return p * Pow2(half) * Pow2(ni - half);
+}
+
+// e^x - 1, accurate near 0.
+inline float Expm1(float x) {
+  float ax = x < 0 ? -x : x;
+  // |x| <= 1/2: Taylor series to x^9 without the leading 1 (truncation
+  // below 2^-28 relative); past it e^x - 1 loses at most a bit or two.
+  float p = 1.0f / 362880.0f;
+  p = p * x + 1.0f / 40320.0f;
+  p = p * x + 1.0f / 5040.0f;
+  p = p * x + 1.0f / 720.0f;
+  p = p * x + 1.0f / 120.0f;
+  p = p * x + 1.0f / 24.0f;
+  p = p * x + 1.0f / 6.0f;
+  p = p * x + 0.5f;
+  float small = (p * x) * x + x;
+  float large = Exp(x) - 1.0f;
+  float result = ax <= 0.5f ? small : large;
+  return x == 0.0f ? x : result;  // keeps the sign of zero
+}
+
+// ln x: x = m 2^e with m in [sqrt(1/2), sqrt(2)); ln m = 2 atanh(s) with
+// s = (m - 1) / (m + 1), |s| <= 0.1716, as an odd series to s^11.
+inline float Log(float x) {
+  // Subnormals are scaled into the normal range first.
+  bool subnormal = x < 1.17549435e-38f;
+  float scaled = subnormal ? x * 8388608.0f : x;  // 2^23
+  uint32_t bits = std::bit_cast<uint32_t>(scaled);
+  int32_t e = static_cast<int32_t>(bits >> 23) - 127 - (subnormal ? 23 : 0);
+  float m = std::bit_cast<float>((bits & 0x007fffffu) | 0x3f800000u);
+  bool above = m > 1.41421356f;
+  m = above ? m * 0.5f : m;
+  e = above ? e + 1 : e;
+  float f = m - 1.0f;
+  float s = f / (m + 1.0f);
+  float s2 = s * s;
+  float q = 2.0f / 11.0f;
+  q = q * s2 + 2.0f / 9.0f;
+  q = q * s2 + 2.0f / 7.0f;
+  q = q * s2 + 2.0f / 5.0f;
+  q = q * s2 + 2.0f / 3.0f;
+  // ln m = 2s + s * s2 * q, written around f so that m near 1 keeps every
+  // bit: 2s = f - s f.
+  float log_m = f - s * f + s * s2 * q;
+  float fe = static_cast<float>(e);
+  float result = fe * kLn2Hi + (log_m + fe * kLn2Lo);
+  // Edges: ln 0 = -inf, ln of a negative or NaN = NaN, ln inf = inf.
+  constexpr float kInf = __builtin_inff();
+  result = x == 0.0f ? -kInf : result;
+  result = x < 0.0f || x != x ? __builtin_nanf("") : result;
+  result = x == kInf ? kInf : result;
+  return result;
+}
+
+// ln(1 + x), accurate near 0: ln u corrected by the rounding error of
+// u = 1 + x.
+inline float Log1p(float x) {
+  float u = 1.0f + x;
+  float correction = u == 0.0f ? 0.0f : (x - (u - 1.0f)) / u;
+  float result = Log(u) + correction;
+  // Where u rounded to 1, ln(1 + x) = x to float precision.
+  result = u == 1.0f ? x : result;
+  // u = inf (x = inf or x large): ln u without correction.
+  return u == __builtin_inff() ? Log(u) : result;
+}
+
+// tanh x = u / (u + 2) with u = e^(2|x|) - 1, signed.
+inline float Tanh(float x) {
+  float ax = x < 0 ? -x : x;
+  float u = Expm1(2.0f * (ax > 9.0f ? 9.0f : ax));
+  float t = u / (u + 2.0f);
+  t = ax > 9.0f ? 1.0f : t;  // tanh rounds to 1 past 9.01
+  t = x < 0 ? -t : t;
+  return x != x || x == 0.0f ? x : t;  // NaN, and zeros keep their sign
+}
+
+// 1 / (1 + e^-x), through e^-|x| so that neither side overflows.
+inline float Logistic(float x) {
+  float ax = x < 0 ? -x : x;
+  float e = Exp(-ax);
+  float positive = 1.0f / (1.0f + e);
+  float negative = e / (1.0f + e);
+  float result = x < 0 ? negative : positive;
+  return x != x ? x : result;
+}
+
+}  // namespace kiln::exec::fast
+
+#endif  // KILN_EXEC_KERNELS_FAST_MATH_H_

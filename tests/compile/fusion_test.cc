@@ -1,0 +1,215 @@
+// Loop fusion (compile/fuse_elementwise.cc, exec/fusion.h): fused plans
+// give the bits the unfused plan gives (the same kernels, one op at a
+// time over whole arrays), on sizes that cross tiles and thread shares;
+// values no one else reads take no memory; views that read a value of the
+// run end the run; and a large splat constant is never expanded.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "program_runner.h"
+#include "support/test_support.h"
+
+namespace kiln::testing {
+namespace {
+
+using ir::ElementType;
+
+compile::CompileOptions Unfused() {
+  compile::CompileOptions options;
+  options.fuse_elementwise = false;
+  return options;
+}
+
+std::vector<float> RandomFloats(size_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> values(count);
+  for (float& v : values) v = normal(rng);
+  return values;
+}
+
+// Compiles `text` fused and unfused, runs both on `inputs`, and expects
+// the same bytes in every output; returns the fused plan.
+std::unique_ptr<exec::Plan> ExpectFusedMatchesUnfused(
+    const std::string& text, const std::vector<HostArray>& inputs) {
+  auto fused = CompileText(text);
+  auto unfused = CompileText(text, Unfused());
+  EXPECT_TRUE(fused.ok()) << fused.status().ToString();
+  EXPECT_TRUE(unfused.ok()) << unfused.status().ToString();
+  if (!fused.ok() || !unfused.ok()) return nullptr;
+  auto got = RunPlan(**fused, inputs);
+  auto want = RunPlan(**unfused, inputs);
+  EXPECT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(want.ok()) << want.status().ToString();
+  if (!got.ok() || !want.ok()) return nullptr;
+  EXPECT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < got->size() && i < want->size(); ++i) {
+    EXPECT_TRUE((*got)[i].bytes == (*want)[i].bytes) << "output " << i;
+  }
+  return std::move(fused).value();
+}
+
+// 3 tiles and a bit per thread share on two cores, and not a multiple of
+// any vector width.
+constexpr int64_t kOdd = 3 * 1024 * 37 + 13;
+
+TEST(FusionTest, ElementwiseChainMatchesUnfusedAndAnIndependentLoop) {
+  std::string n = std::to_string(kOdd);
+  std::string t = "tensor<" + n + "xf32>";
+  std::string text = R"(
+func.func @main(%x: )" + t + R"(, %y: )" + t + R"() -> ()" + t + ", " + t +
+                     R"() {
+  %c = stablehlo.constant dense<1.5> : tensor<f32>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> )" + t +
+                     R"(
+  %a = stablehlo.multiply %x, %cb : )" + t + R"(
+  %b = stablehlo.add %a, %y : )" + t + R"(
+  %e = stablehlo.exponential %b : )" + t + R"(
+  %l = stablehlo.log_plus_one %e : )" + t + R"(
+  %th = stablehlo.tanh %l : )" + t + R"(
+  %cmp = stablehlo.compare GT, %th, %a : ()" + t + ", " + t + R"() -> tensor<)" +
+                     n + R"(xi1>
+  %s = stablehlo.select %cmp, %th, %b : tensor<)" + n + R"(xi1>, )" + t + R"(
+  return %s, %b : )" + t + ", " + t + R"(
+})";
+  std::vector<float> x = RandomFloats(kOdd, 1), y = RandomFloats(kOdd, 2);
+  std::vector<HostArray> inputs = {HostArray::Of(ElementType::kF32, {kOdd}, x),
+                                   HostArray::Of(ElementType::kF32, {kOdd}, y)};
+  auto plan = ExpectFusedMatchesUnfused(text, inputs);
+  ASSERT_NE(plan, nullptr);
+  // One fused step; %b is returned, so it is written, the rest are not.
+  EXPECT_EQ(plan->main().steps.size(), 1u);
+  EXPECT_EQ(plan->arena_bytes(), 0);
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, inputs));
+  std::vector<float> s = out[0].As<float>(), b = out[1].As<float>();
+  for (int64_t i = 0; i < kOdd; i += 101) {
+    double a = x[i] * 1.5f;
+    double bb = static_cast<float>(a) + y[i];
+    double th = std::tanh(std::log1p(std::exp(bb)));
+    double want = th > a ? th : bb;
+    EXPECT_FLOAT_EQ(b[i], static_cast<float>(bb)) << i;
+    EXPECT_NEAR(s[i], want, 1e-5 * (1 + std::fabs(want))) << i;
+  }
+}
+
+TEST(FusionTest, BroadcastTransposeAndConvertJoinTheRun) {
+  // A bias broadcast along rows, a transpose of an argument, and a round
+  // trip through bf16, all read element by element by the chain.
+  std::string text = R"(
+func.func @main(%x: tensor<300x257xf32>, %bias: tensor<257xf32>,
+                %w: tensor<257x300xf32>) -> tensor<300x257xf32> {
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<257xf32>) -> tensor<300x257xf32>
+  %wt = stablehlo.transpose %w, dims = [1, 0] : (tensor<257x300xf32>) -> tensor<300x257xf32>
+  %a = stablehlo.add %x, %bb : tensor<300x257xf32>
+  %h = stablehlo.convert %a : (tensor<300x257xf32>) -> tensor<300x257xbf16>
+  %f = stablehlo.convert %h : (tensor<300x257xbf16>) -> tensor<300x257xf32>
+  %m = stablehlo.multiply %f, %wt : tensor<300x257xf32>
+  %i = stablehlo.iota dim = 0 : tensor<300x257xf32>
+  %r = stablehlo.add %m, %i : tensor<300x257xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %one = stablehlo.constant dense<4.0> : tensor<f32>
+  %c = stablehlo.clamp %z, %r, %one : (tensor<f32>, tensor<300x257xf32>, tensor<f32>) -> tensor<300x257xf32>
+  return %c : tensor<300x257xf32>
+})";
+  std::vector<float> x = RandomFloats(300 * 257, 3);
+  std::vector<float> bias = RandomFloats(257, 4);
+  std::vector<float> w = RandomFloats(257 * 300, 5);
+  auto plan = ExpectFusedMatchesUnfused(
+      text, {HostArray::Of(ElementType::kF32, {300, 257}, x),
+             HostArray::Of(ElementType::kF32, {257}, bias),
+             HostArray::Of(ElementType::kF32, {257, 300}, w)});
+  ASSERT_NE(plan, nullptr);
+  EXPECT_EQ(plan->main().steps.size(), 1u);
+}
+
+TEST(FusionTest, AViewOfAValueOfTheRunEndsTheRun) {
+  // The transpose reads %a whole, so %a must be complete first: the run
+  // ends before it, and %a is written to memory.
+  std::string text = R"(
+func.func @main(%x: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %a = stablehlo.add %x, %x : tensor<128x128xf32>
+  %t = stablehlo.transpose %a, dims = [1, 0] : (tensor<128x128xf32>) -> tensor<128x128xf32>
+  %b = stablehlo.multiply %t, %x : tensor<128x128xf32>
+  return %b : tensor<128x128xf32>
+})";
+  std::vector<float> x = RandomFloats(128 * 128, 6);
+  auto plan = ExpectFusedMatchesUnfused(
+      text, {HostArray::Of(ElementType::kF32, {128, 128}, x)});
+  ASSERT_NE(plan, nullptr);
+  EXPECT_EQ(plan->main().steps.size(), 2u);
+  ASSERT_OK_AND_ASSIGN(auto out,
+                       RunPlan(*plan, {HostArray::Of(ElementType::kF32,
+                                                     {128, 128}, x)}));
+  std::vector<float> b = out[0].As<float>();
+  for (int i = 0; i < 128; i += 7) {
+    for (int j = 0; j < 128; j += 5) {
+      EXPECT_EQ(b[i * 128 + j], (x[j * 128 + i] + x[j * 128 + i]) * x[i * 128 + j]);
+    }
+  }
+}
+
+TEST(FusionTest, LoopBodiesAreFused) {
+  std::string text = R"(
+func.func @main(%x: tensor<5000xf32>) -> tensor<5000xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i32>, tensor<5000xf32>
+    cond {
+      %n = stablehlo.constant dense<4> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %next = stablehlo.add %i, %one : tensor<i32>
+      %h = stablehlo.constant dense<0.5> : tensor<5000xf32>
+      %m = stablehlo.multiply %v, %h : tensor<5000xf32>
+      %s = stablehlo.sine %m : tensor<5000xf32>
+      %a = stablehlo.add %s, %v : tensor<5000xf32>
+      stablehlo.return %next, %a : tensor<i32>, tensor<5000xf32>
+    }
+  return %r#1 : tensor<5000xf32>
+})";
+  std::vector<float> x = RandomFloats(5000, 7);
+  auto plan = ExpectFusedMatchesUnfused(
+      text, {HostArray::Of(ElementType::kF32, {5000}, x)});
+  ASSERT_NE(plan, nullptr);
+  ASSERT_OK_AND_ASSIGN(
+      auto out, RunPlan(*plan, {HostArray::Of(ElementType::kF32, {5000}, x)}));
+  std::vector<float> got = out[0].As<float>();
+  for (int i = 0; i < 5000; i += 97) {
+    float v = x[i];
+    for (int k = 0; k < 4; ++k) {
+      v = static_cast<float>(std::sin(static_cast<double>(v * 0.5f))) + v;
+    }
+    EXPECT_EQ(got[i], v) << i;
+  }
+}
+
+TEST(FusionTest, LargeSplatConstantsStayOneElement) {
+  // 4 Mi elements: 16 MiB if expanded; the plan holds one f32 of it.
+  std::string text = R"(
+func.func @main(%x: tensor<4194304xf32>) -> tensor<4194304xf32> {
+  %c = stablehlo.constant dense<2.5> : tensor<4194304xf32>
+  %m = stablehlo.multiply %x, %c : tensor<4194304xf32>
+  return %m : tensor<4194304xf32>
+})";
+  std::vector<float> x = RandomFloats(4194304, 8);
+  auto plan = ExpectFusedMatchesUnfused(
+      text, {HostArray::Of(ElementType::kF32, {4194304}, x)});
+  ASSERT_NE(plan, nullptr);
+  int64_t constant_bytes = 0;
+  for (const auto& constant : plan->constants()) {
+    constant_bytes += static_cast<int64_t>(constant.size());
+  }
+  EXPECT_LE(constant_bytes, 64);
+  EXPECT_EQ(plan->arena_bytes(), 0);
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, {HostArray::Of(
+                                                    ElementType::kF32,
+                                                    {4194304}, x)}));
+  std::vector<float> got = out[0].As<float>();
+  for (size_t i = 0; i < x.size(); i += 4099) EXPECT_EQ(got[i], x[i] * 2.5f);
+}
+
+}  // namespace
+}  // namespace kiln::testing
