@@ -33,8 +33,9 @@ def _run(binary: str, arguments: list[str], timeout: float) -> str:
     except subprocess.TimeoutExpired as e:
         raise PeerUnavailable(f"{binary} ran past {timeout} s") from e
     if done.returncode != 0:
+        message = done.stderr.strip()[-300:]
         raise PeerUnavailable(f"{os.path.basename(binary)} exited with "
-                              f"{done.returncode}: {done.stderr.strip()[-300:]}")
+                              f"{done.returncode}: {message}")
     return done.stdout
 
 

@@ -65,8 +65,9 @@ def table(rows: list[Row]) -> str:
     right = {0, 3}
 
     def format_line(cells):
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        padded = (c.rjust(w) if i in right else c.ljust(w)
+                  for i, (c, w) in enumerate(zip(cells, widths)))
+        return "  ".join(padded).rstrip()
 
     out = [format_line(header), "  ".join("-" * w for w in widths)]
     out += [format_line(line) for line in lines]

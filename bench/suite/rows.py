@@ -465,7 +465,8 @@ def parse_selection(text: str | None, quick: bool
         else:
             raise ValueError(
                 f"--rows: unknown row '{item}' (expected 1-6, one of "
-                f"{', '.join(GROUPS)}, or a model: {', '.join(sorted(model_ids))})")
+                f"{', '.join(GROUPS)}, or a model: "
+                f"{', '.join(sorted(model_ids))})")
     return groups, ids
 
 
@@ -480,7 +481,7 @@ def run_selection(suite: Suite, groups: set[int], model_ids: set[str],
         log(f"[bench] {what} ... (load average {load[0]})")
         try:
             made = make_rows()
-        except Exception as e:  # noqa: BLE001 - one failing row must not end the run
+        except Exception as e:  # noqa: BLE001 - one row must not end the run
             traceback.print_exc()
             made = [Row(group=group, id=what, name=what, unit="-",
                         kiln=Figure(), peers={},
