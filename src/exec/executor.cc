@@ -1,7 +1,9 @@
 #include "exec/executor.h"
 
 #include <cstring>
+#include <functional>
 #include <optional>
+#include <thread>
 
 #include "exec/float_mode.h"
 
@@ -32,9 +34,17 @@ Status RunContext::CancelledStatus() const {
 }
 
 Status RunContext::RunRegion(const Region& region) {
+  Profile* profile = options_.profile;
   for (const Step& step : region.steps) {
     if (cancelled()) return CancelledStatus();
+    int64_t begin = profile != nullptr ? profile->Now() : 0;
+    ++depth_;
     Status status = step.kernel->Run(*this, step);
+    --depth_;
+    if (profile != nullptr) {
+      profile->Add({step.where, begin, profile->Now(), depth_,
+                    std::hash<std::thread::id>()(std::this_thread::get_id())});
+    }
     if (!status.ok()) {
       if (status.code() == StatusCode::kCancelled) return status;
       return status.WithContext(step.where);
@@ -65,7 +75,7 @@ StatusOr<std::vector<void*>> Execute(const Plan& plan,
     std::optional<ScopedFlushDenormals> flush_denormals;
     if (options.flush_denormals) flush_denormals.emplace();
     RunContext ctx(plan.slots(), options);
-    ASSIGN_OR_RETURN(ctx.arena_, AllocateAligned(plan.arena_bytes()));
+    ASSIGN_OR_RETURN(ctx.arena_, plan.arena_cache().Take(plan.arena_bytes()));
     std::vector<void*> outputs(plan.outputs().size(), nullptr);
     for (size_t i = 0; i < outputs.size(); ++i) {
       const ValueSpec& spec = plan.outputs()[i];
@@ -105,7 +115,9 @@ StatusOr<std::vector<void*>> Execute(const Plan& plan,
       }
       ctx.slots_[id] = address;
     }
-    RETURN_IF_ERROR(ctx.RunRegion(plan.main()));
+    Status status = ctx.RunRegion(plan.main());
+    plan.arena_cache().Give(std::move(ctx.arena_));
+    RETURN_IF_ERROR(status);
     return outputs;
   };
   auto outputs = run();

@@ -12,6 +12,7 @@
 #include "base/status.h"
 #include "exec/collectives.h"
 #include "exec/plan.h"
+#include "exec/profile.h"
 
 namespace kiln::exec {
 
@@ -54,6 +55,8 @@ struct RunOptions {
   // participant finished when it succeeds.
   Communicator* communicator = nullptr;
   int participant = 0;
+  // When set, every step run records an event here (exec/profile.h).
+  Profile* profile = nullptr;
 };
 
 // Per-run state: the address of every slot, and the run's options.
@@ -102,6 +105,7 @@ class RunContext {
                                               const RunOptions&);
   const std::vector<Slot>& slot_infos_;
   RunOptions options_;
+  int depth_ = 0;  // regions being run inside a step, for the profile
   std::vector<std::byte*> slots_;
   AlignedBuffer arena_;
 };

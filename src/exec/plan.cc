@@ -79,4 +79,24 @@ StatusOr<AlignedBuffer> AllocateAligned(int64_t bytes) {
   }
 }
 
+StatusOr<AlignedBuffer> ArenaCache::Take(int64_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t i = 0; i < kept_.size(); ++i) {
+      if (static_cast<int64_t>(kept_[i].size()) >= bytes) {
+        AlignedBuffer arena = std::move(kept_[i]);
+        kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i));
+        return arena;
+      }
+    }
+  }
+  return AllocateAligned(bytes);
+}
+
+void ArenaCache::Give(AlignedBuffer arena) {
+  if (arena.size() == 0) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (kept_.size() < kMaxKept) kept_.push_back(std::move(arena));
+}
+
 }  // namespace kiln::exec

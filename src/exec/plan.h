@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,22 @@ class AlignedBuffer {
 // refuses.
 StatusOr<AlignedBuffer> AllocateAligned(int64_t bytes);
 
+// Scratch arenas that finished runs of a plan hand back for its next run,
+// so that a repeated execute allocates no scratch memory (and touches no
+// fresh pages). Holds at most kMaxKept arenas: as many as runs usually
+// overlap.
+class ArenaCache {
+ public:
+  static constexpr size_t kMaxKept = 4;
+  // An arena of at least `bytes`: a kept one, or a new one.
+  StatusOr<AlignedBuffer> Take(int64_t bytes);
+  void Give(AlignedBuffer arena);
+
+ private:
+  std::mutex mutex_;
+  std::vector<AlignedBuffer> kept_;
+};
+
 class Plan {
  public:
   Plan() = default;
@@ -134,6 +151,9 @@ class Plan {
   // 0 when the plan runs alone.
   int64_t num_collectives() const { return num_collectives_; }
 
+  // Where runs take their arenas from (the one mutable part of a plan).
+  ArenaCache& arena_cache() const { return arena_cache_; }
+
   // Builder access, used by compile/.
   Region& mutable_main() { return main_; }
   std::vector<Slot>& mutable_slots() { return slots_; }
@@ -155,6 +175,7 @@ class Plan {
   int64_t arena_bytes_ = 0;
   int64_t num_steps_ = 0;
   int64_t num_collectives_ = 0;
+  mutable ArenaCache arena_cache_;
 };
 
 }  // namespace kiln::exec

@@ -106,6 +106,15 @@ TEST(FastMathTest, LogisticIsWithinThreeUlps) {
                3);
 }
 
+TEST(FastMathTest, ErfIsWithinTwoUlps) {
+  ExpectWithin(SweepRange(fast::Erf, [](double x) { return std::erf(x); }), 2);
+}
+
+TEST(FastMathTest, ErfcIsWithinThreeUlps) {
+  ExpectWithin(SweepRange(fast::Erfc, [](double x) { return std::erfc(x); }),
+               3);
+}
+
 TEST(FastMathTest, EdgesAreExact) {
   const float kInf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(fast::Exp(0.0f), 1.0f);
@@ -124,6 +133,11 @@ TEST(FastMathTest, EdgesAreExact) {
   EXPECT_EQ(fast::Expm1(-0.0f), 0.0f);
   EXPECT_EQ(std::signbit(fast::Expm1(-0.0f)), true);
   EXPECT_EQ(fast::Log1p(-1.0f), -kInf);
+  EXPECT_EQ(fast::Erf(kInf), 1.0f);
+  EXPECT_EQ(fast::Erf(-kInf), -1.0f);
+  EXPECT_EQ(fast::Erfc(kInf), 0.0f);
+  EXPECT_EQ(fast::Erfc(-kInf), 2.0f);
+  EXPECT_EQ(std::signbit(fast::Erf(-0.0f)), true);
 }
 
 }  // namespace

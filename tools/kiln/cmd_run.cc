@@ -1,8 +1,12 @@
 // `kiln run FILE [--inputs a.npy ...] [--outputs DIR]`: runs a program's
 // entry function (@main) on Kiln's compiler and executor, with NumPy
 // inputs or random ones, and writes the results as .npy files or prints
-// them. With --plugin PATH or --device NAME it runs through a PJRT plugin
+// them. `--repeat N` runs it N more times and prints compile and execute
+// times; `--profile trace.json` writes a Chrome trace (Perfetto) of the
+// last run, step by step; `--no-fusion` compiles every op on its own. With --plugin PATH or --device NAME it runs through a PJRT plugin
 // and Kiln's client instead (run_through_client.cc).
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -12,6 +16,7 @@
 #include "compile/custom_call.h"
 #include "exec/executor.h"
 #include "exec/kernels/element.h"
+#include "exec/profile.h"
 #include "parse/parse.h"
 #include "tools/check/check_targets.h"
 #include "tools/check/inputs.h"
@@ -74,6 +79,14 @@ int RunRun(Arguments& args) {
   std::optional<std::string> plugin = args.TakeFlag("plugin");
   std::optional<std::string> device = args.TakeFlag("device");
   bool print_metrics = args.TakeSwitch("metrics");
+  int64_t repeat =
+      ParseInt64(args.TakeFlag("repeat").value_or("0")).value_or(-1);
+  std::optional<std::string> profile_path = args.TakeFlag("profile");
+  bool no_fusion = args.TakeSwitch("no-fusion");
+  if (repeat < 0) {
+    std::fprintf(stderr, "kiln run: --repeat takes a count\n");
+    return 2;
+  }
   if (!args.RejectUnknownFlags("run")) return 2;
   // `--inputs a.npy b.npy` leaves b.npy among the positional arguments.
   std::vector<std::string> rest = args.rest();
@@ -99,6 +112,7 @@ int RunRun(Arguments& args) {
   compile::CompileOptions options;
   options.custom_calls = &registry;
   if (entry) options.entry = *entry;
+  options.fuse_elementwise = !no_fusion;
 
   // Inputs: from .npy files (their shapes refine dynamic ones), else random.
   std::vector<NpyArray> arrays;
@@ -162,7 +176,11 @@ int RunRun(Arguments& args) {
     options.argument_types = concrete.types;
     options.argument_values = concrete.values;
   }
+  auto compile_start = std::chrono::steady_clock::now();
   auto plan = compile::Compile(**module, options);
+  double compile_ms = std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - compile_start)
+                          .count();
   if (!plan.ok()) {
     std::fprintf(stderr, "kiln run: %s\n", plan.status().ToString().c_str());
     return 1;
@@ -192,10 +210,51 @@ int RunRun(Arguments& args) {
   std::vector<const void*> pointers;
   for (const auto& buffer : buffers) pointers.push_back(buffer.data());
   exec::OwningOutputAllocator allocator;
-  auto results = exec::Execute(**plan, pointers, allocator);
+  exec::Profile profile;
+  exec::RunOptions run_options;
+  // The last run is profiled (after the others have warmed caches).
+  if (profile_path && repeat == 0) run_options.profile = &profile;
+  auto results = exec::Execute(**plan, pointers, allocator, run_options);
   if (!results.ok()) {
     std::fprintf(stderr, "kiln run: %s\n", results.status().ToString().c_str());
     return 1;
+  }
+  if (repeat > 0) {
+    std::vector<double> times_ms;
+    for (int64_t i = 0; i < repeat; ++i) {
+      if (profile_path && i + 1 == repeat) run_options.profile = &profile;
+      exec::OwningOutputAllocator repeat_allocator;
+      auto start = std::chrono::steady_clock::now();
+      auto again = exec::Execute(**plan, pointers, repeat_allocator, run_options);
+      times_ms.push_back(std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - start)
+                             .count());
+      if (!again.ok()) {
+        std::fprintf(stderr, "kiln run: %s\n",
+                     again.status().ToString().c_str());
+        return 1;
+      }
+    }
+    std::vector<double> sorted = times_ms;
+    std::sort(sorted.begin(), sorted.end());
+    double sum = 0;
+    for (double t : sorted) sum += t;
+    std::fprintf(stderr,
+                 "compile %.3f ms; execute over %lld runs: min %.3f ms, "
+                 "median %.3f ms, mean %.3f ms, max %.3f ms; %lld steps, "
+                 "arena %lld bytes\n",
+                 compile_ms, static_cast<long long>(repeat), sorted.front(),
+                 sorted[sorted.size() / 2], sum / sorted.size(), sorted.back(),
+                 static_cast<long long>((*plan)->num_steps()),
+                 static_cast<long long>((*plan)->arena_bytes()));
+  }
+  if (profile_path) {
+    Status written =
+        WriteFile(*profile_path, exec::ChromeTraceJson(profile.events()));
+    if (!written.ok()) {
+      std::fprintf(stderr, "kiln run: %s\n", written.ToString().c_str());
+      return 1;
+    }
   }
   for (size_t i = 0; i < results->size(); ++i) {
     const exec::ValueSpec& spec = (*plan)->outputs()[i];
@@ -222,7 +281,8 @@ int RunRun(Arguments& args) {
 
 KILN_REGISTER_COMMAND(run, "run",
                       "run FILE [--inputs a.npy ...] [--outputs DIR] "
-                      "[--entry NAME] [--seed N] [--checks] "
+                      "[--entry NAME] [--seed N] [--checks] [--repeat N] "
+                      "[--profile trace.json] [--no-fusion] "
                       "[--plugin PATH|--device NAME [--metrics]]",
                       "run a program's entry function with .npy or random "
                       "inputs and print or save the results",

@@ -190,8 +190,21 @@ struct Sinh {
     return ViaComplex128(x, [](c128 v) { return std::sinh(v); });
   }
 };
-KILN_FLOAT_FN(Erf, std::erf(v))
-KILN_FLOAT_FN(Erfc, std::erfc(v))
+// erf and erfc keep their double reference for f64 (fast_math.h).
+struct Erf {
+  static float Apply(float x, int) { return fast::Erf(x); }
+  template <Float T>
+  static T Apply(T x, int) {
+    return ViaDouble(x, [](double v) { return std::erf(v); });
+  }
+};
+struct Erfc {
+  static float Apply(float x, int) { return fast::Erfc(x); }
+  template <Float T>
+  static T Apply(T x, int) {
+    return ViaDouble(x, [](double v) { return std::erfc(v); });
+  }
+};
 KILN_FLOAT_FN(ErfInv, ::kiln::exec::ErfInv(v))
 KILN_FLOAT_FN(Lgamma, ::kiln::exec::Lgamma(v))
 KILN_FLOAT_FN(Digamma, ::kiln::exec::Digamma(v))
