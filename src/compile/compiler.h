@@ -38,6 +38,11 @@ struct CompileOptions {
   // Run small steps whose inputs are all constants while compiling (their
   // results become constants). Off: every step runs at run time.
   bool fold_constants = true;
+  // Run dot_general and convolution through oneDNN where it implements
+  // the types and dimension numbers (docs/compile.md). Off: Kiln's own
+  // kernels everywhere, the reference tier the oneDNN path is tested
+  // against.
+  bool use_onednn = true;
   // Where this plan runs among the program's replicas and partitions:
   // replica_id and partition_id lower to these values. Collectives resolve
   // their groups over all num_replicas x num_partitions participants, so

@@ -154,6 +154,9 @@ class Lowering {
 
   const ir::Module& module() const { return module_; }
   void set_fold_constants(bool fold) { fold_constants_ = fold; }
+  // Whether dense ops lower to oneDNN kernels where oneDNN implements them.
+  void set_use_onednn(bool use) { use_onednn_ = use; }
+  bool use_onednn() const { return use_onednn_; }
   void set_position(const ProcessPosition& position) { position_ = position; }
   const ProcessPosition& position() const { return position_; }
   const CustomCallRegistry& custom_calls() const { return custom_calls_; }
@@ -208,6 +211,7 @@ class Lowering {
   std::vector<const ir::Operation*> call_stack_;
   bool quantized_as_float_ = false;
   bool fold_constants_ = true;
+  bool use_onednn_ = true;
   ProcessPosition position_;
 };
 

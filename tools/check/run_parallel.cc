@@ -106,6 +106,7 @@ Status LowerRunParallel(Lowering& lowering, const ir::Operation& op,
       compile::CompileOptions options;
       options.entry = name;
       options.custom_calls = &registry;
+      options.use_onednn = lowering.use_onednn();
       options.position.replica_id = r;
       options.position.partition_id = p;
       options.position.num_replicas = replicas;
