@@ -7,6 +7,10 @@
 //   BM_DotPlanReference/<n>
 //                         the same program compiled with use_onednn off:
 //                         Kiln's own matmul (the reference tier)
+//   BM_DotPlanSmall/<n>, BM_DotPlanSmallReference/<n>
+//                         the same for small n, with oneDNN taking every
+//                         size (CompileOptions::onednn_min_multiply_adds 0):
+//                         where a oneDNN call's fixed cost shows
 //   BM_ConvPlan/<shape>   a compiled program of one NHWC / HWIO convolution
 //                         (the shapes of ResNet-50's stages, batch 1)
 //   BM_ConvPlanReference/<shape>
@@ -81,10 +85,11 @@ void SetFlops(benchmark::State& state, double flops) {
 // Compiles `text` and runs it on `inputs` once per iteration.
 void RunProgram(benchmark::State& state, const std::string& text,
                 const std::vector<const std::vector<float>*>& inputs,
-                bool use_onednn) {
+                bool use_onednn, int64_t onednn_min_multiply_adds = 0) {
   auto module = Take(parse::ParseModule(text, "dense.mlir"));
   compile::CompileOptions options;
   options.use_onednn = use_onednn;
+  options.onednn_min_multiply_adds = onednn_min_multiply_adds;
   auto plan = Take(compile::Compile(*module, options));
   FixedOutput output(plan->outputs()[0].byte_size());
   std::vector<const void*> arguments;
@@ -138,6 +143,22 @@ BENCHMARK(BM_DotPlanReference)
     ->Arg(2048)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
+
+// Small products, where a oneDNN call's fixed cost shows.
+void BM_DotPlanSmall(benchmark::State& state) { DotPlan(state, true); }
+void BM_DotPlanSmallReference(benchmark::State& state) {
+  DotPlan(state, false);
+}
+BENCHMARK(BM_DotPlanSmall)
+    ->RangeMultiplier(2)
+    ->Range(4, 64)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DotPlanSmallReference)
+    ->RangeMultiplier(2)
+    ->Range(4, 64)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // NHWC input [1, size, size, in], HWIO kernel [window, window, in, out],
 // "same" padding.

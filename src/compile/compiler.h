@@ -43,6 +43,11 @@ struct CompileOptions {
   // kernels everywhere, the reference tier the oneDNN path is tested
   // against.
   bool use_onednn = true;
+  // The smallest dot_general or convolution, in multiply-adds, that goes
+  // to oneDNN: below it Kiln's single-threaded kernels are faster than a
+  // oneDNN call's fixed cost (bench/exec/dense_bench.cc, BM_DotPlanSmall),
+  // and they are where Kiln's matmul runs on one core too.
+  int64_t onednn_min_multiply_adds = int64_t{1} << 20;
   // Where this plan runs among the program's replicas and partitions:
   // replica_id and partition_id lower to these values. Collectives resolve
   // their groups over all num_replicas x num_partitions participants, so

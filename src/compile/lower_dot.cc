@@ -10,8 +10,9 @@
 #include "exec/kernels/convolution.h"
 #include "exec/kernels/dot.h"
 #include "exec/kernels/einsum.h"
-#include "exec/kernels/onednn.h"
 #include "exec/kernels/element.h"
+#include "exec/kernels/onednn.h"
+#include "exec/kernels/shape.h"
 
 namespace kiln::compile {
 namespace {
@@ -235,7 +236,7 @@ Status EmitDotGeneral(Lowering& lowering, const ir::Operation& op, SlotId lhs,
     result_dims.push_back(r.dims[d]);
   }
   ASSIGN_OR_RETURN(ArrayShape result, lowering.ResultShape(op, 0, result_dims));
-  if (lowering.use_onednn() &&
+  if (lowering.UseOneDnnFor(static_cast<double>(batch) * m * k * n) &&
       EmitOneDnnDot(lowering, op, lhs, rhs, lhs_perm, rhs_perm,
                     dn.lhs_batching_dimensions.size(),
                     dn.lhs_contracting_dimensions.size(), m, k, n, result)) {
@@ -254,21 +255,44 @@ Status EmitDotGeneral(Lowering& lowering, const ir::Operation& op, SlotId lhs,
   return OkStatus();
 }
 
+// `slot` reversed along `dims` (a copy; the slot itself for no dims).
+SlotId ReverseSlot(Lowering& lowering, const ir::Operation& op, SlotId slot,
+                   const std::vector<int64_t>& dims) {
+  if (dims.empty()) return slot;
+  ArrayShape shape = lowering.shape(slot);
+  exec::StridedCopy copy;
+  copy.dims = shape.dims;
+  copy.source_strides = shape.Strides();
+  copy.target_strides = shape.Strides();
+  for (int64_t d : dims) {
+    copy.source_offset += (shape.dims[d] - 1) * copy.source_strides[d];
+    copy.source_strides[d] = -copy.source_strides[d];
+  }
+  SlotId out = lowering.NewTemp(shape);
+  lowering.Emit(
+      op, exec::MakeStridedCopyKernel(std::move(copy), shape.element_bytes()),
+      {slot}, {out});
+  return out;
+}
+
 // convolution through oneDNN's convolution forward, over the program's
-// arrays in place (any dimension numbers are strides). False where it does
-// not map: batch groups, input (lhs) dilation, window reversal, or what
-// oneDNN does not implement.
-bool EmitOneDnnConvolution(Lowering& lowering, const ir::Operation& op,
-                           SlotId input, SlotId kernel,
-                           const std::vector<int64_t>& in_perm,
-                           const std::vector<int64_t>& ker_perm,
-                           const std::vector<int64_t>& out_perm,
-                           const exec::ConvolutionParams& p,
-                           const std::vector<int64_t>& padding,
-                           const ArrayShape& result) {
+// arrays in place (any dimension numbers are strides); with input (lhs)
+// dilation, a transposed convolution, through its deconvolution forward.
+// Where oneDNN must read the kernel reversed and the program does not
+// reverse it (window_reversal), or the other way round, a reversed copy
+// of the kernel is made. False where it does not map: batch groups,
+// input dilation with window strides, or what oneDNN does not implement.
+bool EmitOneDnnConvolution(
+    Lowering& lowering, const ir::Operation& op, SlotId input, SlotId kernel,
+    const std::vector<int64_t>& in_perm, const std::vector<int64_t>& ker_perm,
+    const std::vector<int64_t>& out_perm, const exec::ConvolutionParams& p,
+    const std::vector<int64_t>& padding, const ArrayShape& result) {
   if (p.batch_group_count != 1) return false;
+  bool dilated_input = false;
+  for (int64_t d : p.lhs_dilation) dilated_input |= d != 1;
+  std::vector<int64_t> reverse;  // kernel dimensions to copy reversed
   for (size_t d = 0; d < p.strides.size(); ++d) {
-    if (p.lhs_dilation[d] != 1 || p.reversal[d]) return false;
+    if (dilated_input != p.reversal[d]) reverse.push_back(ker_perm[2 + d]);
   }
   ArrayShape in = lowering.shape(input), ker = lowering.shape(kernel);
   std::optional<OneDnnTypes> types =
@@ -293,6 +317,7 @@ bool EmitOneDnnConvolution(Lowering& lowering, const ir::Operation& op,
   logical(result.dims, out_perm, q.output_dims, q.output_strides);
   q.window_strides = p.strides;
   q.rhs_dilation = p.rhs_dilation;
+  q.lhs_dilation = p.lhs_dilation;
   for (size_t d = 0; d < p.strides.size(); ++d) {
     q.padding_low.push_back(padding[2 * d]);
     q.padding_high.push_back(padding[2 * d + 1]);
@@ -309,6 +334,7 @@ bool EmitOneDnnConvolution(Lowering& lowering, const ir::Operation& op,
     input = ConvertSlot(lowering, op, input, types->lhs);
     kernel = ConvertSlot(lowering, op, kernel, types->rhs);
   }
+  kernel = ReverseSlot(lowering, op, kernel, reverse);
   EmitOneDnnStep(lowering, op, std::move(made), {input, kernel},
                  ArrayShape{types->result, result.dims}, result.type);
   return true;
@@ -457,9 +483,12 @@ Status LowerConvolution(Lowering& lowering, const ir::Operation& op) {
   for (int64_t i = 0; i < in.rank(); ++i)
     result_dims[out_perm[i]] = canonical_out[i];
   ASSIGN_OR_RETURN(ArrayShape result, lowering.ResultShape(op, 0, result_dims));
-  if (lowering.use_onednn() &&
-      EmitOneDnnConvolution(lowering, op, input, kernel_slot, in_perm,
-                            ker_perm, out_perm, p, padding, result)) {
+  double multiply_adds = static_cast<double>(kernel_in);
+  for (int64_t d : result_dims) multiply_adds *= d;
+  for (int64_t d : dn.kernel_spatial_dimensions) multiply_adds *= ker.dims[d];
+  if (lowering.UseOneDnnFor(multiply_adds) &&
+      EmitOneDnnConvolution(lowering, op, input, kernel_slot, in_perm, ker_perm,
+                            out_perm, p, padding, result)) {
     return OkStatus();
   }
   p.type = exec::ComputeType(result.type);

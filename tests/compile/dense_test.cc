@@ -155,6 +155,7 @@ bool ExpectOneDnnMatchesReference(const std::string& text,
                                   int64_t products) {
   SCOPED_TRACE(text);
   compile::CompileOptions with, without;
+  with.onednn_min_multiply_adds = 0;  // small cases cover the mappings
   without.use_onednn = false;
   auto fast = CompileText(text, with);
   auto reference = CompileText(text, without);
@@ -568,21 +569,63 @@ TEST(DenseTest, ConvolutionNarrowAndIntegerTypesMatchReference) {
   CheckConvolution(nhwc, kUI8, kI8, kI32);
 }
 
+TEST(DenseTest, TransposedAndReversedConvolutionsMatchReference) {
+  // Input (lhs) dilation runs as a deconvolution: JAX's input gradient of
+  // a stride-2 3x3 "same" convolution, other paddings, groups, and 1-D.
+  const ConvCase cases[] = {
+      {"b01f",
+       "01io",
+       "b01f",
+       2,
+       8,
+       4,
+       {5, 5},
+       {3, 3},
+       {1, 1},
+       {1, 2, 1, 2},
+       {2, 2},
+       {1, 1}},
+      {"bf01",
+       "oi01",
+       "bf01",
+       1,
+       4,
+       6,
+       {4, 6},
+       {3, 2},
+       {1, 1},
+       {2, 0, 0, 1},
+       {3, 2},
+       {1, 1}},
+      {"b01f",
+       "01io",
+       "b01f",
+       1,
+       8,
+       6,
+       {4, 4},
+       {3, 3},
+       {1, 1},
+       {2, 2, 2, 2},
+       {2, 2},
+       {1, 1},
+       2},
+      {"b0f", "0io", "b0f", 2, 3, 5, {7}, {4}, {1}, {3, 3}, {2}, {2}},
+  };
+  for (const ConvCase& c : cases) {
+    EXPECT_TRUE(CheckConvolution(c, kF32, kF32, kF32))
+        << "not through oneDNN: " << Dims(c.spatial);
+    ConvCase reversed = c;
+    reversed.reverse = true;  // the kernel then needs no reversed copy
+    EXPECT_TRUE(CheckConvolution(reversed, kF32, kF32, kF32));
+  }
+  // Window reversal alone: a reversed copy of the kernel.
+  ConvCase reversed = ConvCases()[0];
+  reversed.reverse = true;
+  EXPECT_TRUE(CheckConvolution(reversed, kF32, kF32, kF32));
+}
+
 TEST(DenseTest, ConvolutionsOneDnnDoesNotMapFallBack) {
-  // Input (lhs) dilation: a transposed convolution.
-  EXPECT_FALSE(CheckConvolution({"b01f",
-                                 "01io",
-                                 "b01f",
-                                 1,
-                                 4,
-                                 4,
-                                 {5, 5},
-                                 {3, 3},
-                                 {1, 1},
-                                 {2, 2, 2, 2},
-                                 {2, 2},
-                                 {1, 1}},
-                                kF32, kF32, kF32));
   // Batch groups (the weight gradient of a grouped convolution).
   EXPECT_FALSE(CheckConvolution({"b01f",
                                  "01io",
@@ -599,10 +642,6 @@ TEST(DenseTest, ConvolutionsOneDnnDoesNotMapFallBack) {
                                  1,
                                  2},
                                 kF32, kF32, kF32));
-  // Window reversal.
-  ConvCase reversed = ConvCases()[0];
-  reversed.reverse = true;
-  EXPECT_FALSE(CheckConvolution(reversed, kF32, kF32, kF32));
   // Negative padding (a crop).
   EXPECT_FALSE(CheckConvolution({"b01f",
                                  "01io",
@@ -615,6 +654,34 @@ TEST(DenseTest, ConvolutionsOneDnnDoesNotMapFallBack) {
                                  {1, 1},
                                  {-1, 0, 0, -2},
                                  {1, 1},
+                                 {1, 1}},
+                                kF32, kF32, kF32));
+  // Input dilation with window strides, or padding past the full
+  // correlation.
+  EXPECT_FALSE(CheckConvolution({"b01f",
+                                 "01io",
+                                 "b01f",
+                                 1,
+                                 4,
+                                 4,
+                                 {5, 5},
+                                 {3, 3},
+                                 {2, 2},
+                                 {2, 2, 2, 2},
+                                 {2, 2},
+                                 {1, 1}},
+                                kF32, kF32, kF32));
+  EXPECT_FALSE(CheckConvolution({"b01f",
+                                 "01io",
+                                 "b01f",
+                                 1,
+                                 4,
+                                 4,
+                                 {5, 5},
+                                 {3, 3},
+                                 {1, 1},
+                                 {3, 2, 2, 2},
+                                 {2, 2},
                                  {1, 1}},
                                 kF32, kF32, kF32));
 }

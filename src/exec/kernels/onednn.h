@@ -75,13 +75,19 @@ struct OneDnnConvolutionParams {
   std::vector<int64_t> window_strides;
   std::vector<int64_t> padding_low, padding_high;
   std::vector<int64_t> rhs_dilation;  // 1: none (StableHLO's convention)
+  // Input dilation, empty or all 1 for none. A dilated input (a transposed
+  // convolution) runs as oneDNN's deconvolution, which needs window
+  // strides of 1 and reads the kernel spatially reversed: the caller
+  // passes it reversed (a copy, or the program's own window_reversal).
+  std::vector<int64_t> lhs_dilation;
   int64_t feature_group_count = 1;
   OneDnnLayouts layouts = OneDnnLayouts::kBlockedWeights;
 };
 
 // Input 0 the input, input 1 the kernel, output 0 the result. No kernel
-// for 0 or more than 3 spatial dimensions, negative padding, or what
-// oneDNN does not implement.
+// for 0 or more than 3 spatial dimensions, negative padding (with input
+// dilation: padding outside the dilated input's full correlation), or
+// what oneDNN does not implement.
 OneDnnKernel MakeOneDnnConvolutionKernel(const OneDnnConvolutionParams& params);
 
 // Whether `kernel` is one of the kernels above (for tests that check which

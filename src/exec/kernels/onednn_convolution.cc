@@ -16,8 +16,25 @@ OneDnnKernel MakeOneDnnConvolutionKernel(const OneDnnConvolutionParams& p) {
   const size_t spatial = rank - 2;
   const int64_t groups = p.feature_group_count;
   if (groups < 1 || p.kernel_dims[0] % groups != 0) return none;
+  bool dilated_input = false;
+  for (int64_t d : p.lhs_dilation) dilated_input |= d != 1;
+  dnnl::memory::dims padding_low, padding_high;
   for (size_t d = 0; d < spatial; ++d) {
-    if (p.padding_low[d] < 0 || p.padding_high[d] < 0) return none;
+    int64_t low = p.padding_low[d], high = p.padding_high[d];
+    if (dilated_input) {
+      // A deconvolution spreads each input element over the window
+      // (output y = x * stride - low' + tap * dilation), which is the
+      // correlation of the dilated input with the reversed kernel when
+      // low' = (window - 1) * dilation - low (and the same at the high
+      // end).
+      if (p.window_strides[d] != 1) return none;
+      int64_t span = (p.kernel_dims[2 + d] - 1) * p.rhs_dilation[d];
+      low = span - low;
+      high = span - high;
+    }
+    if (low < 0 || high < 0) return none;
+    padding_low.push_back(low);
+    padding_high.push_back(high);
   }
   auto is_float = [](ElementType type) {
     return type == ElementType::kF32 || type == ElementType::kBF16 ||
@@ -54,8 +71,8 @@ OneDnnKernel MakeOneDnnConvolutionKernel(const OneDnnConvolutionParams& p) {
   if (!input || !kernel || !output) return none;
 
   dnnl::memory::dims strides(p.window_strides.begin(), p.window_strides.end());
-  dnnl::memory::dims padding_low(p.padding_low.begin(), p.padding_low.end());
-  dnnl::memory::dims padding_high(p.padding_high.begin(), p.padding_high.end());
+  if (dilated_input)
+    strides.assign(p.lhs_dilation.begin(), p.lhs_dilation.end());
   dnnl::memory::dims dilates;  // oneDNN counts the holes: 0 is none
   for (int64_t d : p.rhs_dilation) dilates.push_back(d - 1);
   try {
@@ -70,23 +87,39 @@ OneDnnKernel MakeOneDnnConvolutionKernel(const OneDnnConvolutionParams& p) {
                                 *onednn::DataType(type),
                                 dnnl::memory::format_tag::any);
     };
+    auto src = layout(*input, p.input_dims, p.input_type, false);
+    auto weights = layout(*kernel, kernel_dims, p.kernel_type, true);
+    auto dst = layout(*output, p.output_dims, p.result_type, false);
+    auto make = [&](const auto& pd, dnnl::primitive primitive) {
+      std::vector<onednn::PrimitiveArg> args(3);
+      args[0] = {DNNL_ARG_SRC,  false,        0, *input,
+                 pd.src_desc(), std::nullopt, 0};
+      args[1] = {DNNL_ARG_WEIGHTS,  false,        1, *kernel,
+                 pd.weights_desc(), std::nullopt, 0};
+      args[2] = {DNNL_ARG_DST,  true,         0, *output,
+                 pd.dst_desc(), std::nullopt, 0};
+      return onednn::MakePrimitiveKernel(pd, std::move(primitive),
+                                         std::move(args));
+    };
+    if (dilated_input) {
+      dnnl::deconvolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference,
+          dnnl::algorithm::deconvolution_direct, src, weights, dst, strides,
+          dilates, padding_low, padding_high);
+      dnnl::deconvolution_forward::primitive_desc pd(
+          desc, onednn::UserScratchpad(), onednn::Engine(),
+          /*allow_empty=*/true);
+      if (!pd || !onednn::IsOptimized(pd)) return none;
+      return make(pd, dnnl::deconvolution_forward(pd));
+    }
     dnnl::convolution_forward::desc desc(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        layout(*input, p.input_dims, p.input_type, false),
-        layout(*kernel, kernel_dims, p.kernel_type, true),
-        layout(*output, p.output_dims, p.result_type, false), strides, dilates,
-        padding_low, padding_high);
+        src, weights, dst, strides, dilates, padding_low, padding_high);
     dnnl::convolution_forward::primitive_desc pd(desc, onednn::UserScratchpad(),
                                                  onednn::Engine(),
                                                  /*allow_empty=*/true);
     if (!pd || !onednn::IsOptimized(pd)) return none;
-    std::vector<onednn::PrimitiveArg> args(3);
-    args[0] = {DNNL_ARG_SRC, false, 0, *input, pd.src_desc(), std::nullopt, 0};
-    args[1] = {DNNL_ARG_WEIGHTS,  false,        1, *kernel,
-               pd.weights_desc(), std::nullopt, 0};
-    args[2] = {DNNL_ARG_DST, true, 0, *output, pd.dst_desc(), std::nullopt, 0};
-    return onednn::MakePrimitiveKernel(pd, dnnl::convolution_forward(pd),
-                                       std::move(args));
+    return make(pd, dnnl::convolution_forward(pd));
   } catch (const dnnl::error&) {
     return none;
   }
