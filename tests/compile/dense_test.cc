@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "exec/kernels/element.h"
 #include "exec/kernels/onednn.h"
@@ -684,6 +685,46 @@ TEST(DenseTest, ConvolutionsOneDnnDoesNotMapFallBack) {
                                  {2, 2},
                                  {1, 1}},
                                 kF32, kF32, kF32));
+}
+
+// One plan run from several threads at once: each run's oneDNN scratch is
+// its own (in its arena), so concurrent runs give the results of a lone
+// run, bit for bit.
+TEST(DenseTest, OnePlanRunsConcurrentlyFromSeveralThreads) {
+  const std::string text = R"(
+func.func @main(%x: tensor<2x12x12x16xf32>, %k: tensor<3x3x16x32xf32>, %w: tensor<32x64xf32>) -> tensor<2x12x12x64xf32> {
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x12x12x16xf32>, tensor<3x3x16x32xf32>) -> tensor<2x12x12x32xf32>
+  %d = stablehlo.dot_general %c, %w, contracting_dims = [3] x [0] : (tensor<2x12x12x32xf32>, tensor<32x64xf32>) -> tensor<2x12x12x64xf32>
+  return %d : tensor<2x12x12x64xf32>
+})";
+  compile::CompileOptions options;
+  options.onednn_min_multiply_adds = 0;
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(text, options));
+  ASSERT_EQ(CountOneDnnSteps(*plan), 2);
+  constexpr int kThreads = 4;
+  std::vector<std::vector<HostArray>> inputs(kThreads), alone(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    inputs[t] = {RandomArray(kF32, {2, 12, 12, 16}, 100 + t),
+                 RandomArray(kF32, {3, 3, 16, 32}, 200 + t),
+                 RandomArray(kF32, {32, 64}, 300 + t)};
+    ASSERT_OK_AND_ASSIGN(alone[t], RunPlan(*plan, inputs[t]));
+  }
+  std::vector<std::string> together(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int repeat = 0; repeat < 20; ++repeat) {
+        auto out = RunPlan(*plan, inputs[t]);
+        if (!out.ok() || (*out)[0].bytes != alone[t][0].bytes) {
+          together[t] =
+              out.ok() ? "different results" : out.status().ToString();
+          return;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(together[t], "") << t;
 }
 
 }  // namespace
