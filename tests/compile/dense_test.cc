@@ -296,9 +296,11 @@ TEST(DenseTest, DotGeneralNarrowAndIntegerTypesMatchReference) {
       // bf16 and mixed floats run on every AVX-512 CPU (oneDNN emulates
       // bf16 where the CPU lacks it); f16 and int8 where it implements
       // them.
-      if (t.lhs.type == ElementType::kBF16 || t.rhs.type == ElementType::kBF16)
+      if (t.lhs.type == ElementType::kBF16 ||
+          t.rhs.type == ElementType::kBF16) {
         EXPECT_TRUE(used || !__builtin_cpu_supports("avx512f"))
             << t.lhs.name << " x " << t.rhs.name << " -> " << t.result.name;
+      }
     }
   }
 }

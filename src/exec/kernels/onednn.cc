@@ -104,7 +104,11 @@ class PrimitiveKernel : public Kernel {
     try {
       const dnnl::engine& engine = Engine();
       std::unordered_map<int, dnnl::memory> primitive_args;
-      std::vector<std::pair<dnnl::memory, dnnl::memory>> before, after;
+      struct Copy {
+        const dnnl::reorder* reorder;
+        dnnl::memory from, to;
+      };
+      std::vector<Copy> before, after;  // reorders into and out of scratch
       for (const PrimitiveArg& arg : args_) {
         void* user = arg.is_output ? ctx.slot(step.outputs[arg.index])
                                    : ctx.slot(step.inputs[arg.index]);
@@ -116,9 +120,9 @@ class PrimitiveKernel : public Kernel {
         dnnl::memory compute_memory(arg.compute, engine, scratch + arg.offset);
         primitive_args.emplace(arg.dnnl_arg, compute_memory);
         if (arg.is_output) {
-          after.emplace_back(compute_memory, user_memory);
+          after.push_back({&*arg.reorder, compute_memory, user_memory});
         } else {
-          before.emplace_back(user_memory, compute_memory);
+          before.push_back({&*arg.reorder, user_memory, compute_memory});
         }
       }
       if (scratchpad_.get_size() > 0) {
@@ -128,26 +132,14 @@ class PrimitiveKernel : public Kernel {
       }
       std::lock_guard<std::mutex> all_cores(AllCoresMutex());
       dnnl::stream stream(engine);
-      size_t reorder = 0;
-      for (const PrimitiveArg& arg : args_) {
-        if (arg.reorder && !arg.is_output) {
-          arg.reorder->execute(stream, before[reorder].first,
-                               before[reorder].second);
-          ++reorder;
-        }
-      }
+      for (Copy& copy : before)
+        copy.reorder->execute(stream, copy.from, copy.to);
       primitive_.execute(stream, primitive_args);
-      reorder = 0;
-      for (const PrimitiveArg& arg : args_) {
-        if (arg.reorder && arg.is_output) {
-          arg.reorder->execute(stream, after[reorder].first,
-                               after[reorder].second);
-          ++reorder;
-        }
-      }
+      for (Copy& copy : after)
+        copy.reorder->execute(stream, copy.from, copy.to);
       stream.wait();
     } catch (const dnnl::error& error) {
-      return InternalError(step.where, ": oneDNN: ", error.what());
+      return InternalError("oneDNN: ", error.what());
     }
     if (ctx.cancelled()) return ctx.CancelledStatus();
     return OkStatus();
