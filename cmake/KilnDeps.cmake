@@ -34,6 +34,12 @@ set_target_properties(kiln_gloo PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES "${KILN_GLOO_INCLUDE_DIR}"
   INTERFACE_LINK_LIBRARIES Threads::Threads)
 
+# oneDNN (Debian's libdnnl-dev): the matmul and convolution behind
+# dot_general and convolution (exec/kernels/onednn.h). A shared library
+# threaded with OpenMP; the wheel carries it next to the plugin
+# (scripts/build_wheel.sh).
+find_package(dnnl 2.6 CONFIG REQUIRED)
+
 # Compiles .proto files into C++ sources under <build>/generated, keeping
 # their path relative to the source root: proto/x.proto is included as
 # "proto/x.pb.h" (add ${CMAKE_BINARY_DIR}/generated to the include path).

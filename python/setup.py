@@ -1,7 +1,9 @@
 """Puts the plugin library into the wheel and marks the wheel as platform-specific.
 
 The library is built by CMake, not by setuptools: `scripts/build_wheel.sh` builds it
-and passes its path in KILN_PLUGIN_LIBRARY (default: ../build/lib/libpjrt_kiln.so).
+and passes its path in KILN_PLUGIN_LIBRARY (default: ../build/lib/libpjrt_kiln.so),
+and in KILN_PLUGIN_BUNDLE a folder of the shared libraries it needs (oneDNN, Gloo
+and theirs), which go next to it: the plugin finds them through RUNPATH $ORIGIN.
 """
 
 import os
@@ -27,9 +29,15 @@ class BuildPyWithPlugin(build_py):
             raise SystemExit(
                 f"kiln-pjrt: no plugin library at {source}; build it first "
                 "(scripts/build_wheel.sh does) or set KILN_PLUGIN_LIBRARY")
-        target = os.path.join(self.build_lib, "kiln_pjrt", LIBRARY_NAME)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        shutil.copyfile(source, target)
+        package = os.path.join(self.build_lib, "kiln_pjrt")
+        os.makedirs(package, exist_ok=True)
+        shutil.copyfile(source, os.path.join(package, LIBRARY_NAME))
+        bundle = os.environ.get("KILN_PLUGIN_BUNDLE")
+        if bundle:
+            for name in sorted(os.listdir(bundle)):
+                if name != LIBRARY_NAME and ".so" in name:
+                    shutil.copyfile(os.path.join(bundle, name),
+                                    os.path.join(package, name))
 
 
 class PlatformWheel(bdist_wheel):

@@ -4,7 +4,8 @@
 #
 #   Debian packages   compiler, CMake, Ninja, GoogleTest, Google Benchmark,
 #                     protobuf headers and protoc, Gloo (collectives between
-#                     processes).
+#                     processes), oneDNN (dense math), patchelf (the wheel's
+#                     bundled libraries).
 #   .deps/protobuf    protobuf-lite built from Debian's own source package as
 #                     position-independent static code. Debian ships
 #                     libprotobuf-lite.a without -fPIC, and the plugin must link
@@ -17,7 +18,8 @@ DEPS="${KILN_DEPS_DIR:-$ROOT/.deps}"
 
 PACKAGES=(build-essential cmake ninja-build pkg-config python3
           libgtest-dev libgmock-dev libbenchmark-dev
-          libprotobuf-dev protobuf-compiler dpkg-dev libgloo-dev)
+          libprotobuf-dev protobuf-compiler dpkg-dev libgloo-dev
+          libdnnl-dev patchelf)
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

@@ -1,6 +1,9 @@
 """Kiln's PJRT plugin, packaged for Python frameworks.
 
-The wheel carries `libpjrt_kiln.so`, which needs only the system's C runtime.
+The wheel carries `libpjrt_kiln.so` and, beside it, the shared libraries it
+loads (oneDNN, Gloo and theirs; found through its RUNPATH $ORIGIN): it needs
+only the system's C, C++ and OpenMP runtimes (libc, libstdc++, libgcc_s,
+libgomp).
 `library_path()` says where it is; `jax_plugins.kiln` registers it with JAX.
 """
 

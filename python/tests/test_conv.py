@@ -120,3 +120,48 @@ def test_conv_integer():
     rhs = random_array((2, 2, 2, 2), np.int32, seed=14, low=-3, high=3)
     check(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID"),
           lhs, rhs)
+
+
+# Convolutions of at least 2^20 multiply-adds run through oneDNN
+# (docs/compile.md): ResNet-50's NHWC / HWIO blocks at a quarter of the
+# width, a strided one with its gradients (the input gradient is a
+# transposed convolution, a oneDNN deconvolution), depthwise, and bf16.
+NHWC = ("NHWC", "HWIO", "NHWC")
+
+
+def test_conv_onednn_resnet_block():
+    x = random_array((1, 28, 28, 32), np.float32, seed=21, low=-1, high=1)
+    w = random_array((3, 3, 32, 32), np.float32, seed=22, low=-1, high=1)
+    check(lambda a, k: lax.conv_general_dilated(
+        a, k, (1, 1), "SAME", dimension_numbers=NHWC), x, w,
+        rtol=1e-5, atol=1e-4)
+
+
+def test_conv_onednn_strided_gradients():
+    x = random_array((2, 28, 28, 16), np.float32, seed=23, low=-1, high=1)
+    w = random_array((3, 3, 16, 32), np.float32, seed=24, low=-1, high=1)
+
+    def loss(a, k):
+        y = lax.conv_general_dilated(a, k, (2, 2), "SAME",
+                                     dimension_numbers=NHWC)
+        return jnp.sum(jnp.tanh(y))
+
+    check(jax.grad(loss, argnums=(0, 1)), x, w, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_onednn_depthwise():
+    x = random_array((2, 56, 56, 64), np.float32, seed=25, low=-1, high=1)
+    w = random_array((3, 3, 1, 64), np.float32, seed=26, low=-1, high=1)
+    check(lambda a, k: lax.conv_general_dilated(
+        a, k, (1, 1), "SAME", dimension_numbers=NHWC,
+        feature_group_count=64), x, w, rtol=1e-5, atol=1e-5)
+
+
+def test_conv_onednn_bf16():
+    x = random_array((1, 28, 28, 32), bfloat16, seed=27, low=-1, high=1)
+    w = random_array((3, 3, 32, 32), bfloat16, seed=28, low=-1, high=1)
+    # Both sum in f32 and round once to bf16: one bf16 step apart at most
+    # (2^-8 of values up to about 10).
+    check(lambda a, k: lax.conv_general_dilated(
+        a, k, (1, 1), "SAME", dimension_numbers=NHWC), x, w,
+        rtol=1e-2, atol=5e-2)

@@ -117,3 +117,37 @@ def test_vdot_inner_outer_tensordot():
     check(lambda x, y, z: (jnp.vdot(x, y), jnp.inner(x, y), jnp.outer(x, y),
                            jnp.tensordot(x, z, axes=([0, 1], [2, 0])),
                            jnp.kron(x[:2, :2], y[:2, :2])), a, b, c, atol=1e-5)
+
+
+# Products of at least 2^20 multiply-adds run through oneDNN's matmul
+# (docs/compile.md), transposed operands as strides.
+@pytest.mark.parametrize("transpose", ["nn", "tn", "nt", "tt"])
+def test_matmul_onednn(transpose):
+    a = random_array((192, 160), np.float32, seed=31, low=-1, high=1)
+    b = random_array((160, 128), np.float32, seed=32, low=-1, high=1)
+    if transpose[0] == "t":
+        a = np.ascontiguousarray(a.T)
+    if transpose[1] == "t":
+        b = np.ascontiguousarray(b.T)
+
+    def product(x, y):
+        x = x.T if transpose[0] == "t" else x
+        y = y.T if transpose[1] == "t" else y
+        return x @ y
+
+    check(product, a, b, rtol=1e-5, atol=1e-4)
+
+
+def test_batched_dot_onednn():
+    a = random_array((8, 64, 96), np.float32, seed=33, low=-1, high=1)
+    b = random_array((96, 8, 48), np.float32, seed=34, low=-1, high=1)
+    check(lambda x, y: jnp.einsum("bmk,kbn->bmn", x, y), a, b,
+          rtol=1e-5, atol=1e-4)
+
+
+def test_matmul_onednn_bf16():
+    a = random_array((128, 128), bfloat16, seed=35, low=-1, high=1)
+    b = random_array((128, 128), bfloat16, seed=36, low=-1, high=1)
+    check(jnp.matmul, a, b, rtol=1e-2, atol=5e-2)
+    check(lambda x, y: jnp.matmul(x, y, preferred_element_type=jnp.float32),
+          a, b, rtol=1e-5, atol=1e-4)

@@ -15,6 +15,11 @@ int AvailableCores() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+std::mutex& AllCoresMutex() {
+  static std::mutex* mutex = new std::mutex;
+  return *mutex;
+}
+
 ThreadPool::ThreadPool(int num_threads, std::string name)
     : name_(std::move(name)) {
   num_threads = std::max(1, num_threads);

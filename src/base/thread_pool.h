@@ -49,6 +49,15 @@ class ThreadPool {
 // Number of cores available to this process (at least 1).
 int AvailableCores();
 
+// Held by a kernel while it spreads one op over every core, through
+// ThreadPool::Default() or oneDNN's OpenMP team: plans running on several
+// threads at once (one per device) then take turns at the machine instead
+// of starting one team of AvailableCores() threads each, which would
+// oversubscribe the cores and let the two runtimes' threads preempt each
+// other mid-op. Held only for one op's computation, never while waiting
+// on anything else.
+std::mutex& AllCoresMutex();
+
 }  // namespace kiln
 
 #endif  // KILN_BASE_THREAD_POOL_H_

@@ -28,6 +28,8 @@ StatusOr<std::unique_ptr<exec::Plan>> Compile(const ir::Module& module,
   Lowering lowering(module, custom_calls, *plan);
   lowering.set_fold_constants(options.fold_constants);
   lowering.set_fuse_elementwise(options.fuse_elementwise);
+  lowering.set_use_onednn(options.use_onednn,
+                          options.onednn_min_multiply_adds);
   lowering.set_position(options.position);
   RETURN_IF_ERROR(lowering.LowerEntry(*entry, options.argument_types,
                                       options.argument_values));

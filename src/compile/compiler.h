@@ -43,6 +43,18 @@ struct CompileOptions {
   // writes its whole result, the reference that fused plans are tested
   // against.
   bool fuse_elementwise = true;
+  // Run dot_general and convolution through oneDNN where it implements
+  // the types and dimension numbers (docs/compile.md). Off: Kiln's own
+  // kernels everywhere, the reference tier the oneDNN path is tested
+  // against.
+  bool use_onednn = true;
+  // The smallest dot_general or convolution, in multiply-adds, that goes
+  // to oneDNN. A oneDNN call costs about 3 us before it computes, and
+  // waking its OpenMP team more: on one core Kiln's matmul is faster up to
+  // about 2^17 multiply-adds and within 1.5x up to 2^20, where it starts
+  // splitting over threads itself (bench/exec/dense_bench.cc,
+  // BM_DotPlanSmall).
+  int64_t onednn_min_multiply_adds = int64_t{1} << 20;
   // Where this plan runs among the program's replicas and partitions:
   // replica_id and partition_id lower to these values. Collectives resolve
   // their groups over all num_replicas x num_partitions participants, so

@@ -3,6 +3,7 @@
 // layouts.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "compile/lower_families.h"
@@ -10,11 +11,19 @@
 #include "exec/kernels/dot.h"
 #include "exec/kernels/einsum.h"
 #include "exec/kernels/element.h"
+#include "exec/kernels/onednn.h"
+#include "exec/kernels/shape.h"
 
 namespace kiln::compile {
 namespace {
 
 using ir::OpCode;
+
+// The layouts a oneDNN convolution is tried with, first the fastest
+// (bench/exec/dense_bench.cc measures them).
+constexpr exec::OneDnnLayouts kOneDnnConvolutionLayouts[] = {
+    exec::OneDnnLayouts::kBlockedWeights, exec::OneDnnLayouts::kBlocked,
+    exec::OneDnnLayouts::kProgram};
 
 bool Contains(const std::vector<int64_t>& list, int64_t value) {
   return std::find(list.begin(), list.end(), value) != list.end();
@@ -31,6 +40,138 @@ Status CheckDistinctDims(const ir::Operation& op,
     }
   }
   return OkStatus();
+}
+
+// The element types a oneDNN matmul or convolution computes an op in: the
+// operands' own where oneDNN takes them (bf16 or f16 pairs, u8/s8 x s8
+// into s32), else f32 for results Kiln computes in f32 (the operands are
+// converted first, as the reference path converts them).
+struct OneDnnTypes {
+  ElementType lhs, rhs, result;
+  bool convert_operands = false;
+};
+
+std::optional<OneDnnTypes> ChooseOneDnnTypes(ElementType lhs, ElementType rhs,
+                                             ElementType result) {
+  const bool half = lhs == ElementType::kBF16 || lhs == ElementType::kF16;
+  if (half && rhs == lhs && (result == lhs || result == ElementType::kF32)) {
+    return OneDnnTypes{lhs, rhs, result};
+  }
+  if ((lhs == ElementType::kI8 || lhs == ElementType::kUI8) &&
+      rhs == ElementType::kI8 && result == ElementType::kI32) {
+    return OneDnnTypes{lhs, rhs, result};
+  }
+  if (ir::IsFloat(result) && exec::ComputeType(result) == ElementType::kF32 &&
+      ir::IsFloat(lhs) && ir::IsFloat(rhs)) {
+    return OneDnnTypes{ElementType::kF32, ElementType::kF32, ElementType::kF32,
+                       /*convert_operands=*/true};
+  }
+  return std::nullopt;
+}
+
+// The stride of dimensions `group` of a row-major array of `dims` read as
+// one dimension (their sizes multiplied, in the order listed): the stride
+// of the last, when each steps exactly over the ones after it (dimensions
+// of size 1 aside); none otherwise. 1 for an empty group.
+std::optional<int64_t> MergedStride(const std::vector<int64_t>& dims,
+                                    const std::vector<int64_t>& group) {
+  std::vector<int64_t> strides = exec::RowMajorStrides(dims);
+  std::optional<int64_t> stride;
+  int64_t next = 0;  // the stride the next dimension out must have
+  for (auto d = group.rbegin(); d != group.rend(); ++d) {
+    if (dims[*d] == 1) continue;
+    if (stride && strides[*d] != next) return std::nullopt;
+    if (!stride) stride = strides[*d];
+    next = strides[*d] * dims[*d];
+  }
+  return stride.value_or(1);
+}
+
+// Emits the step of a oneDNN kernel: its result in a new temp of `shape`
+// (and its scratch slot), bound to `op`'s result converted to `type`.
+void EmitOneDnnStep(Lowering& lowering, const ir::Operation& op,
+                    exec::OneDnnKernel made, std::vector<SlotId> inputs,
+                    ArrayShape shape, ElementType type) {
+  SlotId out = lowering.NewTemp(std::move(shape));
+  std::vector<SlotId> outputs{out};
+  if (made.scratch_bytes > 0) {
+    outputs.push_back(
+        lowering.NewTemp(ArrayShape{ElementType::kUI8, {made.scratch_bytes}}));
+  }
+  lowering.Emit(op, std::move(made.kernel), std::move(inputs),
+                std::move(outputs));
+  lowering.Bind(op.result(0), ConvertSlot(lowering, op, out, type));
+}
+
+// dot_general through a oneDNN matmul, when oneDNN implements it. The
+// operands' dimensions are taken in the roles `lhs_perm` and `rhs_perm`
+// give them (batch, then free and contracting for lhs, contracting and
+// free for rhs). First over the operands in place, each role's
+// dimensions read as one strided dimension; where they do not merge (or
+// oneDNN has no fast kernel for those strides), over copies transposed
+// into [batch, m, k] x [batch, k, n]. False when neither is possible.
+bool EmitOneDnnDot(Lowering& lowering, const ir::Operation& op, SlotId lhs,
+                   SlotId rhs, const std::vector<int64_t>& lhs_perm,
+                   const std::vector<int64_t>& rhs_perm, size_t num_batch,
+                   size_t num_contracting, int64_t m, int64_t k, int64_t n,
+                   const ArrayShape& result) {
+  ArrayShape l = lowering.shape(lhs), r = lowering.shape(rhs);
+  std::optional<OneDnnTypes> types =
+      ChooseOneDnnTypes(l.type, r.type, result.type);
+  if (!types) return false;
+  exec::OneDnnMatmulParams p;
+  p.lhs_type = types->lhs;
+  p.rhs_type = types->rhs;
+  p.result_type = types->result;
+  p.m = m;
+  p.k = k;
+  p.n = n;
+  auto part = [](const std::vector<int64_t>& perm, size_t begin, size_t end) {
+    return std::vector<int64_t>(perm.begin() + begin, perm.begin() + end);
+  };
+  const size_t lhs_free_end = lhs_perm.size() - num_contracting;
+  const size_t rhs_contracting_end = num_batch + num_contracting;
+  std::optional<int64_t> strides[4] = {
+      MergedStride(l.dims, part(lhs_perm, num_batch, lhs_free_end)),
+      MergedStride(l.dims, part(lhs_perm, lhs_free_end, lhs_perm.size())),
+      MergedStride(r.dims, part(rhs_perm, num_batch, rhs_contracting_end)),
+      MergedStride(r.dims,
+                   part(rhs_perm, rhs_contracting_end, rhs_perm.size()))};
+  exec::OneDnnKernel made;
+  bool in_place = strides[0] && strides[1] && strides[2] && strides[3];
+  if (in_place) {
+    std::vector<int64_t> l_strides = exec::RowMajorStrides(l.dims);
+    std::vector<int64_t> r_strides = exec::RowMajorStrides(r.dims);
+    for (size_t i = 0; i < num_batch; ++i) {
+      p.batch.push_back(l.dims[lhs_perm[i]]);
+      p.lhs_strides.push_back(l_strides[lhs_perm[i]]);
+      p.rhs_strides.push_back(r_strides[rhs_perm[i]]);
+    }
+    p.lhs_strides.insert(p.lhs_strides.end(), {*strides[0], *strides[1]});
+    p.rhs_strides.insert(p.rhs_strides.end(), {*strides[2], *strides[3]});
+    made = exec::MakeOneDnnMatmulKernel(p);
+    in_place = made.kernel != nullptr;
+  }
+  if (!in_place) {
+    int64_t batch = 1;
+    for (size_t i = 0; i < num_batch; ++i) batch *= l.dims[lhs_perm[i]];
+    p.batch = {batch};
+    p.lhs_strides = {m * k, k, 1};
+    p.rhs_strides = {k * n, n, 1};
+    made = exec::MakeOneDnnMatmulKernel(p);
+    if (!made.kernel) return false;
+  }
+  if (types->convert_operands) {
+    lhs = ConvertSlot(lowering, op, lhs, types->lhs);
+    rhs = ConvertSlot(lowering, op, rhs, types->rhs);
+  }
+  if (!in_place) {
+    lhs = TransposeSlot(lowering, op, lhs, lhs_perm);
+    rhs = TransposeSlot(lowering, op, rhs, rhs_perm);
+  }
+  EmitOneDnnStep(lowering, op, std::move(made), {lhs, rhs},
+                 ArrayShape{types->result, result.dims}, result.type);
+  return true;
 }
 
 Status EmitDotGeneral(Lowering& lowering, const ir::Operation& op, SlotId lhs,
@@ -95,6 +236,12 @@ Status EmitDotGeneral(Lowering& lowering, const ir::Operation& op, SlotId lhs,
     result_dims.push_back(r.dims[d]);
   }
   ASSIGN_OR_RETURN(ArrayShape result, lowering.ResultShape(op, 0, result_dims));
+  if (lowering.UseOneDnnFor(static_cast<double>(batch) * m * k * n) &&
+      EmitOneDnnDot(lowering, op, lhs, rhs, lhs_perm, rhs_perm,
+                    dn.lhs_batching_dimensions.size(),
+                    dn.lhs_contracting_dimensions.size(), m, k, n, result)) {
+    return OkStatus();
+  }
   ElementType compute = exec::ComputeType(result.type);
   auto kernel = exec::MakeMatmulKernel(compute, batch, m, k, n);
   if (!kernel) return UnsupportedType(op, result.type);
@@ -106,6 +253,91 @@ Status EmitDotGeneral(Lowering& lowering, const ir::Operation& op, SlotId lhs,
   lowering.Emit(op, std::move(kernel), {a, b}, {out});
   lowering.Bind(op.result(0), ConvertSlot(lowering, op, out, result.type));
   return OkStatus();
+}
+
+// `slot` reversed along `dims` (a copy; the slot itself for no dims).
+SlotId ReverseSlot(Lowering& lowering, const ir::Operation& op, SlotId slot,
+                   const std::vector<int64_t>& dims) {
+  if (dims.empty()) return slot;
+  ArrayShape shape = lowering.shape(slot);
+  exec::StridedCopy copy;
+  copy.dims = shape.dims;
+  copy.source_strides = shape.Strides();
+  copy.target_strides = shape.Strides();
+  for (int64_t d : dims) {
+    copy.source_offset += (shape.dims[d] - 1) * copy.source_strides[d];
+    copy.source_strides[d] = -copy.source_strides[d];
+  }
+  SlotId out = lowering.NewTemp(shape);
+  lowering.Emit(
+      op, exec::MakeStridedCopyKernel(std::move(copy), shape.element_bytes()),
+      {slot}, {out});
+  return out;
+}
+
+// convolution through oneDNN's convolution forward, over the program's
+// arrays in place (any dimension numbers are strides); with input (lhs)
+// dilation, a transposed convolution, through its deconvolution forward.
+// Where oneDNN must read the kernel reversed and the program does not
+// reverse it (window_reversal), or the other way round, a reversed copy
+// of the kernel is made. False where it does not map: batch groups,
+// input dilation with window strides, or what oneDNN does not implement.
+bool EmitOneDnnConvolution(
+    Lowering& lowering, const ir::Operation& op, SlotId input, SlotId kernel,
+    const std::vector<int64_t>& in_perm, const std::vector<int64_t>& ker_perm,
+    const std::vector<int64_t>& out_perm, const exec::ConvolutionParams& p,
+    const std::vector<int64_t>& padding, const ArrayShape& result) {
+  if (p.batch_group_count != 1) return false;
+  bool dilated_input = false;
+  for (int64_t d : p.lhs_dilation) dilated_input |= d != 1;
+  std::vector<int64_t> reverse;  // kernel dimensions to copy reversed
+  for (size_t d = 0; d < p.strides.size(); ++d) {
+    if (dilated_input != p.reversal[d]) reverse.push_back(ker_perm[2 + d]);
+  }
+  ArrayShape in = lowering.shape(input), ker = lowering.shape(kernel);
+  std::optional<OneDnnTypes> types =
+      ChooseOneDnnTypes(in.type, ker.type, result.type);
+  if (!types) return false;
+  exec::OneDnnConvolutionParams q;
+  q.input_type = types->lhs;
+  q.kernel_type = types->rhs;
+  q.result_type = types->result;
+  auto logical = [](const std::vector<int64_t>& dims,
+                    const std::vector<int64_t>& perm,
+                    std::vector<int64_t>& logical_dims,
+                    std::vector<int64_t>& logical_strides) {
+    std::vector<int64_t> strides = exec::RowMajorStrides(dims);
+    for (int64_t d : perm) {
+      logical_dims.push_back(dims[d]);
+      logical_strides.push_back(strides[d]);
+    }
+  };
+  logical(in.dims, in_perm, q.input_dims, q.input_strides);
+  logical(ker.dims, ker_perm, q.kernel_dims, q.kernel_strides);
+  logical(result.dims, out_perm, q.output_dims, q.output_strides);
+  q.window_strides = p.strides;
+  q.rhs_dilation = p.rhs_dilation;
+  q.lhs_dilation = p.lhs_dilation;
+  for (size_t d = 0; d < p.strides.size(); ++d) {
+    q.padding_low.push_back(padding[2 * d]);
+    q.padding_high.push_back(padding[2 * d + 1]);
+  }
+  q.feature_group_count = p.feature_group_count;
+  exec::OneDnnKernel made;
+  for (exec::OneDnnLayouts layouts : kOneDnnConvolutionLayouts) {
+    q.layouts = layouts;
+    made = exec::MakeOneDnnConvolutionKernel(q);
+    if (made.kernel) break;
+  }
+  if (!made.kernel) return false;
+  if (types->convert_operands) {
+    input = ConvertSlot(lowering, op, input, types->lhs);
+    kernel = ConvertSlot(lowering, op, kernel, types->rhs);
+  }
+  kernel = ReverseSlot(lowering, op, kernel, reverse);
+  EmitOneDnnStep(lowering, op, std::move(made), {input, kernel},
+                 ArrayShape{types->result, result.dims}, result.type);
+  return true;
 }
 
 Status LowerDotGeneral(Lowering& lowering, const ir::Operation& op) {
@@ -251,6 +483,14 @@ Status LowerConvolution(Lowering& lowering, const ir::Operation& op) {
   for (int64_t i = 0; i < in.rank(); ++i)
     result_dims[out_perm[i]] = canonical_out[i];
   ASSIGN_OR_RETURN(ArrayShape result, lowering.ResultShape(op, 0, result_dims));
+  double multiply_adds = static_cast<double>(kernel_in);
+  for (int64_t d : result_dims) multiply_adds *= d;
+  for (int64_t d : dn.kernel_spatial_dimensions) multiply_adds *= ker.dims[d];
+  if (lowering.UseOneDnnFor(multiply_adds) &&
+      EmitOneDnnConvolution(lowering, op, input, kernel_slot, in_perm, ker_perm,
+                            out_perm, p, padding, result)) {
+    return OkStatus();
+  }
   p.type = exec::ComputeType(result.type);
   SlotId a = TransposeSlot(lowering, op,
                            ConvertSlot(lowering, op, input, p.type), in_perm);

@@ -155,6 +155,18 @@ class Lowering {
   const ir::Module& module() const { return module_; }
   void set_fold_constants(bool fold) { fold_constants_ = fold; }
   void set_fuse_elementwise(bool fuse) { fuse_elementwise_ = fuse; }
+  // Whether dense ops of at least `min_multiply_adds` lower to oneDNN
+  // kernels where oneDNN implements them (CompileOptions::use_onednn).
+  void set_use_onednn(bool use, int64_t min_multiply_adds) {
+    use_onednn_ = use;
+    onednn_min_multiply_adds_ = min_multiply_adds;
+  }
+  bool use_onednn() const { return use_onednn_; }
+  bool UseOneDnnFor(double multiply_adds) const {
+    return use_onednn_ &&
+           multiply_adds >= static_cast<double>(onednn_min_multiply_adds_);
+  }
+  int64_t onednn_min_multiply_adds() const { return onednn_min_multiply_adds_; }
   void set_position(const ProcessPosition& position) { position_ = position; }
   const ProcessPosition& position() const { return position_; }
   const CustomCallRegistry& custom_calls() const { return custom_calls_; }
@@ -220,6 +232,8 @@ class Lowering {
   std::vector<int> index_frame_;
   // Steps that fusion removed (each fused run of n steps counts n - 1).
   int64_t fused_away_ = 0;
+  bool use_onednn_ = true;
+  int64_t onednn_min_multiply_adds_ = 0;
   ProcessPosition position_;
 };
 

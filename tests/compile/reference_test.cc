@@ -7,6 +7,7 @@
 #include <complex>
 #include <random>
 
+#include "exec/kernels/dot.h"
 #include "program_runner.h"
 #include "support/test_support.h"
 
@@ -231,8 +232,9 @@ func.func @main(%a: tensor<4x4xf64>, %l: tensor<4x4xf64>, %b: tensor<4x1xf64>) -
 namespace kiln::testing {
 namespace {
 
-// The f32/f64 matmul blocks rows and columns, uses the widest vectors the
-// CPU has and splits rows over threads; none of that may change a bit of
+// Kiln's own f32/f64 matmul (the reference tier and fallback of the oneDNN
+// path) blocks rows and columns, uses the widest vectors the CPU has and
+// splits rows over threads; none of that may change a bit of
 // the result: every element is the plain k-ordered sum from zero. Shapes
 // cover whole blocks, leftover rows and columns, and a product large enough
 // to be split over threads.
@@ -240,24 +242,26 @@ template <typename T>
 void ExpectMatmulBitwiseEqualsPlainLoop(int64_t batch, int64_t m, int64_t k,
                                         int64_t n) {
   const bool f64 = sizeof(T) == 8;
-  const char* type = f64 ? "f64" : "f32";
-  std::string lhs_type = StrCat("tensor<", batch, "x", m, "x", k, "x", type, ">");
-  std::string rhs_type = StrCat("tensor<", batch, "x", k, "x", n, "x", type, ">");
-  std::string out_type = StrCat("tensor<", batch, "x", m, "x", n, "x", type, ">");
-  std::string text = StrCat(
-      "func.func @main(%l: ", lhs_type, ", %r: ", rhs_type, ") -> ", out_type,
-      " {\n  %d = stablehlo.dot_general %l, %r, batching_dims = [0] x [0], "
-      "contracting_dims = [2] x [1] : (",
-      lhs_type, ", ", rhs_type, ") -> ", out_type, "\n  return %d : ",
-      out_type, "\n}");
+  ElementType element = f64 ? ElementType::kF64 : ElementType::kF32;
   std::vector<float> lhs_f = RandomFloats(batch * m * k, 7);
   std::vector<float> rhs_f = RandomFloats(batch * k * n, 8);
   std::vector<T> lhs(lhs_f.begin(), lhs_f.end()), rhs(rhs_f.begin(), rhs_f.end());
-  ElementType element = f64 ? ElementType::kF64 : ElementType::kF32;
-  ASSERT_OK_AND_ASSIGN(auto out,
-                       RunText(text, {HostArray::Of(element, {batch, m, k}, lhs),
-                                      HostArray::Of(element, {batch, k, n}, rhs)}));
-  std::vector<T> got = out[0].template As<T>();
+  std::vector<T> got(batch * m * n);
+  // The kernel itself over a slot table of its own: programs lower
+  // dot_general to oneDNN where it implements the case.
+  std::vector<exec::Slot> slots(3);
+  slots[0].shape = {element, {batch, m, k}};
+  slots[1].shape = {element, {batch, k, n}};
+  slots[2].shape = {element, {batch, m, n}};
+  exec::RunContext ctx(slots, exec::RunOptions{});
+  ctx.set_slot(0, reinterpret_cast<std::byte*>(lhs.data()));
+  ctx.set_slot(1, reinterpret_cast<std::byte*>(rhs.data()));
+  ctx.set_slot(2, reinterpret_cast<std::byte*>(got.data()));
+  exec::Step step;
+  step.kernel = exec::MakeMatmulKernel(element, batch, m, k, n);
+  step.inputs = {0, 1};
+  step.outputs = {2};
+  ASSERT_OK(step.kernel->Run(ctx, step));
   int64_t differing = 0;
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t i = 0; i < m; ++i) {
@@ -270,8 +274,8 @@ void ExpectMatmulBitwiseEqualsPlainLoop(int64_t batch, int64_t m, int64_t k,
       }
     }
   }
-  EXPECT_EQ(differing, 0) << type << " " << batch << "x" << m << "x" << k
-                          << "x" << n;
+  EXPECT_EQ(differing, 0) << (f64 ? "f64 " : "f32 ") << batch << "x" << m
+                          << "x" << k << "x" << n;
 }
 
 TEST(ReferenceTest, MatmulIsBitwiseThePlainKOrderedSum) {

@@ -133,6 +133,7 @@ Status RunEntry(const ir::Module& module, const ir::Operation& entry,
   compile_options.entry = std::string(ir::func::Name(entry));
   compile_options.custom_calls = &registry;
   compile_options.fold_constants = options.fold_constants;
+  compile_options.use_onednn = options.use_onednn;
   ConcreteArguments concrete = ConcretizeArguments(entry, options.dynamic_size);
   compile_options.argument_types = concrete.types;
   compile_options.argument_values = concrete.values;

@@ -33,6 +33,8 @@ struct CorpusOptions {
   // Fold constant steps while compiling (off: everything runs at run time,
   // which exercises the buffer planner and the run-time paths).
   bool fold_constants = true;
+  // CompileOptions::use_onednn.
+  bool use_onednn = true;
 };
 
 // Every .mlir file under `paths` (files or folders), sorted.

@@ -106,6 +106,8 @@ Status LowerRunParallel(Lowering& lowering, const ir::Operation& op,
       compile::CompileOptions options;
       options.entry = name;
       options.custom_calls = &registry;
+      options.use_onednn = lowering.use_onednn();
+      options.onednn_min_multiply_adds = lowering.onednn_min_multiply_adds();
       options.position.replica_id = r;
       options.position.partition_id = p;
       options.position.num_replicas = replicas;

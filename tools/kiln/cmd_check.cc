@@ -57,6 +57,7 @@ int RunCheck(Arguments& args) {
   bool json = args.TakeSwitch("json");
   check::CorpusOptions options;
   options.fold_constants = !args.TakeSwitch("no-fold");
+  options.use_onednn = !args.TakeSwitch("no-onednn");
   if (auto threads = args.TakeFlag("threads")) {
     options.threads = static_cast<int>(ParseInt64(*threads).value_or(0));
   }
@@ -117,7 +118,7 @@ int RunCheck(Arguments& args) {
 
 KILN_REGISTER_COMMAND(check, "check",
                       "check [--json] [--threads N] [--timeout SECONDS] "
-                      "[--dynamic-size N] [--no-fold] PATH...",
+                      "[--dynamic-size N] [--no-fold] [--no-onednn] PATH...",
                       "compile and run self-checking StableHLO programs",
                       RunCheck);
 

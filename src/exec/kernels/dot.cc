@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -187,6 +188,7 @@ class FloatMatmulKernel : public Kernel {
     // the cost of waking the pool's threads (tens of microseconds).
     const double work = static_cast<double>(rows) * k_ * n_;
     if (work >= (1 << 20) && rows >= 8) {
+      std::lock_guard<std::mutex> all_cores(AllCoresMutex());
       ThreadPool::Default().ParallelFor(rows, 4, body);
     } else {
       body(0, rows);

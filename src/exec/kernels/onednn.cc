@@ -1,0 +1,252 @@
+// The oneDNN engine, the kernel that runs a primitive over a step's slots,
+// and the matmul behind dot_general.
+#include "exec/kernels/onednn.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "base/thread_pool.h"
+#include "exec/executor.h"
+#include "exec/kernels/onednn_primitive.h"
+
+namespace kiln::exec {
+namespace onednn {
+
+const dnnl::engine& Engine() {
+  static const dnnl::engine* engine =
+      new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+std::optional<dnnl::memory::data_type> DataType(ElementType type) {
+  using dt = dnnl::memory::data_type;
+  switch (type) {
+    case ElementType::kF32:
+      return dt::f32;
+    case ElementType::kBF16:
+      return dt::bf16;
+    case ElementType::kF16:
+      return dt::f16;
+    case ElementType::kI8:
+      return dt::s8;
+    case ElementType::kUI8:
+      return dt::u8;
+    case ElementType::kI32:
+      return dt::s32;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<dnnl::memory::desc> StridedDesc(
+    const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
+    ElementType type) {
+  std::optional<dnnl::memory::data_type> data_type = DataType(type);
+  if (!data_type || dims.empty() || dims.size() > DNNL_MAX_NDIMS ||
+      dims.size() != strides.size()) {
+    return std::nullopt;
+  }
+  // A dimension of size 1 is never stepped over, so its stride is free;
+  // oneDNN recognizes plain and transposed layouts by their strides, so it
+  // gets the one a dense layout of the dimensions after it would have.
+  dnnl::memory::dims adjusted(strides.begin(), strides.end());
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+    if (dims[d] <= 0) return std::nullopt;
+    if (dims[d] == 1) {
+      adjusted[d] = 1;
+      for (size_t inner = d + 1; inner < dims.size(); ++inner)
+        adjusted[d] = std::max(adjusted[d], adjusted[inner] * dims[inner]);
+    }
+    if (adjusted[d] <= 0) return std::nullopt;
+  }
+  dnnl::memory::desc desc(dnnl::memory::dims(dims.begin(), dims.end()),
+                          *data_type, adjusted, /*allow_empty=*/true);
+  if (desc.data.ndims == 0) return std::nullopt;
+  return desc;
+}
+
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+bool IsOptimized(const dnnl::primitive_desc_base& pd) {
+  const char* name = pd.impl_info_str();
+  return name != nullptr && std::strncmp(name, "ref", 3) != 0;
+}
+
+namespace {
+
+// Scratch buffers start at multiples of this many bytes (a cache line;
+// oneDNN's own allocations use the same).
+constexpr int64_t kScratchAlignment = 64;
+
+int64_t AlignUp(int64_t bytes) {
+  return (bytes + kScratchAlignment - 1) / kScratchAlignment *
+         kScratchAlignment;
+}
+
+class PrimitiveKernel : public Kernel {
+ public:
+  PrimitiveKernel(dnnl::primitive primitive, std::vector<PrimitiveArg> args,
+                  dnnl::memory::desc scratchpad, int64_t scratchpad_offset)
+      : primitive_(std::move(primitive)),
+        args_(std::move(args)),
+        scratchpad_(std::move(scratchpad)),
+        scratchpad_offset_(scratchpad_offset) {}
+
+  Status Run(RunContext& ctx, const Step& step) const override {
+    std::byte* scratch =
+        step.outputs.size() > 1 ? ctx.slot(step.outputs[1]) : nullptr;
+    try {
+      const dnnl::engine& engine = Engine();
+      std::unordered_map<int, dnnl::memory> primitive_args;
+      struct Copy {
+        const dnnl::reorder* reorder;
+        dnnl::memory from, to;
+      };
+      std::vector<Copy> before, after;  // reorders into and out of scratch
+      for (const PrimitiveArg& arg : args_) {
+        void* user = arg.is_output ? ctx.slot(step.outputs[arg.index])
+                                   : ctx.slot(step.inputs[arg.index]);
+        dnnl::memory user_memory(arg.user, engine, user);
+        if (!arg.reorder) {
+          primitive_args.emplace(arg.dnnl_arg, user_memory);
+          continue;
+        }
+        dnnl::memory compute_memory(arg.compute, engine, scratch + arg.offset);
+        primitive_args.emplace(arg.dnnl_arg, compute_memory);
+        if (arg.is_output) {
+          after.push_back({&*arg.reorder, compute_memory, user_memory});
+        } else {
+          before.push_back({&*arg.reorder, user_memory, compute_memory});
+        }
+      }
+      if (scratchpad_.get_size() > 0) {
+        primitive_args.emplace(
+            DNNL_ARG_SCRATCHPAD,
+            dnnl::memory(scratchpad_, engine, scratch + scratchpad_offset_));
+      }
+      std::lock_guard<std::mutex> all_cores(AllCoresMutex());
+      dnnl::stream stream(engine);
+      for (Copy& copy : before)
+        copy.reorder->execute(stream, copy.from, copy.to);
+      primitive_.execute(stream, primitive_args);
+      for (Copy& copy : after)
+        copy.reorder->execute(stream, copy.from, copy.to);
+      stream.wait();
+    } catch (const dnnl::error& error) {
+      return InternalError("oneDNN: ", error.what());
+    }
+    if (ctx.cancelled()) return ctx.CancelledStatus();
+    return OkStatus();
+  }
+
+ private:
+  dnnl::primitive primitive_;
+  std::vector<PrimitiveArg> args_;
+  dnnl::memory::desc scratchpad_;
+  int64_t scratchpad_offset_;
+};
+
+}  // namespace
+
+OneDnnKernel MakePrimitiveKernel(const dnnl::primitive_desc_base& pd,
+                                 dnnl::primitive primitive,
+                                 std::vector<PrimitiveArg> args) {
+  OneDnnKernel made;
+  int64_t bytes = 0;
+  for (PrimitiveArg& arg : args) {
+    if (arg.compute == arg.user) continue;
+    dnnl::reorder::primitive_desc reorder_pd =
+        arg.is_output
+            ? dnnl::reorder::primitive_desc(Engine(), arg.compute, Engine(),
+                                            arg.user, UserScratchpad(),
+                                            /*allow_empty=*/true)
+            : dnnl::reorder::primitive_desc(Engine(), arg.user, Engine(),
+                                            arg.compute, UserScratchpad(),
+                                            /*allow_empty=*/true);
+    // Reorders between plain and blocked layouts need no scratchpad; one
+    // that does is not worth a second buffer.
+    if (!reorder_pd || reorder_pd.scratchpad_desc().get_size() > 0) {
+      return made;
+    }
+    arg.reorder = dnnl::reorder(reorder_pd);
+    arg.offset = bytes;
+    bytes += AlignUp(static_cast<int64_t>(arg.compute.get_size()));
+  }
+  dnnl::memory::desc scratchpad = pd.scratchpad_desc();
+  int64_t scratchpad_offset = bytes;
+  bytes += AlignUp(static_cast<int64_t>(scratchpad.get_size()));
+  made.scratch_bytes = bytes;
+  made.implementation = pd.impl_info_str();
+  made.kernel = std::make_unique<PrimitiveKernel>(
+      std::move(primitive), std::move(args), std::move(scratchpad),
+      scratchpad_offset);
+  return made;
+}
+
+}  // namespace onednn
+
+bool IsOneDnnKernel(const Kernel& kernel) {
+  return dynamic_cast<const onednn::PrimitiveKernel*>(&kernel) != nullptr;
+}
+
+namespace {
+
+bool IsFloatForOneDnn(ElementType type) {
+  return type == ElementType::kF32 || type == ElementType::kBF16 ||
+         type == ElementType::kF16;
+}
+
+// int8 products summed in s32 are exact (as Kiln's wrapping integer
+// kernels) while no partial sum can overflow: |u8 x s8| <= 2^15 - 128, so
+// up to 2^16 of them fit in s32. Without VNNI, oneDNN pairs u8 x s8
+// products in saturating 16-bit adds (vpmaddubsw), which is not exact.
+bool Int8MatmulIsExact(int64_t k) {
+  static const bool has_vnni =
+      __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+  return has_vnni && k <= (int64_t{1} << 16);
+}
+
+}  // namespace
+
+OneDnnKernel MakeOneDnnMatmulKernel(const OneDnnMatmulParams& p) {
+  OneDnnKernel none;
+  const bool floats = IsFloatForOneDnn(p.lhs_type) &&
+                      p.lhs_type == p.rhs_type &&
+                      IsFloatForOneDnn(p.result_type);
+  const bool int8 =
+      (p.lhs_type == ElementType::kI8 || p.lhs_type == ElementType::kUI8) &&
+      p.rhs_type == ElementType::kI8 && p.result_type == ElementType::kI32 &&
+      Int8MatmulIsExact(p.k);
+  if (!floats && !int8) return none;
+  std::vector<int64_t> lhs_dims = p.batch, rhs_dims = p.batch,
+                       out_dims = p.batch;
+  lhs_dims.insert(lhs_dims.end(), {p.m, p.k});
+  rhs_dims.insert(rhs_dims.end(), {p.k, p.n});
+  out_dims.insert(out_dims.end(), {p.m, p.n});
+  auto lhs = onednn::StridedDesc(lhs_dims, p.lhs_strides, p.lhs_type);
+  auto rhs = onednn::StridedDesc(rhs_dims, p.rhs_strides, p.rhs_type);
+  auto out =
+      onednn::StridedDesc(out_dims, RowMajorStrides(out_dims), p.result_type);
+  if (!lhs || !rhs || !out) return none;
+  try {
+    dnnl::matmul::desc desc(*lhs, *rhs, *out);
+    dnnl::matmul::primitive_desc pd(desc, onednn::UserScratchpad(),
+                                    onednn::Engine(), /*allow_empty=*/true);
+    if (!pd || !onednn::IsOptimized(pd)) return none;
+    std::vector<onednn::PrimitiveArg> args(3);
+    args[0] = {DNNL_ARG_SRC, false, 0, *lhs, *lhs, std::nullopt, 0};
+    args[1] = {DNNL_ARG_WEIGHTS, false, 1, *rhs, *rhs, std::nullopt, 0};
+    args[2] = {DNNL_ARG_DST, true, 0, *out, *out, std::nullopt, 0};
+    return onednn::MakePrimitiveKernel(pd, dnnl::matmul(pd), std::move(args));
+  } catch (const dnnl::error&) {
+    return none;
+  }
+}
+
+}  // namespace kiln::exec

@@ -1,0 +1,733 @@
+// dot_general and convolution through oneDNN against Kiln's own kernels
+// (the reference tier), as whole programs compiled both ways
+// (CompileOptions::use_onednn), over dimension numbers, layouts, padding,
+// strides, dilation, groups and element types; and the cases that must
+// fall back to Kiln's kernels.
+//
+// Tolerance. oneDNN adds the K products of each result element in another
+// order than Kiln's k-ordered loop (blocked, with FMA). Either sum is
+// within K * u * S of the exact one (S the sum of the products' absolute
+// values, u = 2^-24 the f32 unit roundoff; the standard bound for
+// recursive summation, and FMA only tightens it), so the two differ by at
+// most 2 K u S. Both round the f32 sum to the result type at the end: a
+// bf16 or f16 result may then land one unit in the last place apart (2^-7
+// or 2^-10 of S at most). S is computed by running the reference program
+// on the inputs' absolute values. Integer (int8 into s32) results must be
+// equal.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "exec/kernels/element.h"
+#include "exec/kernels/onednn.h"
+#include "program_runner.h"
+#include "support/test_support.h"
+
+namespace kiln::testing {
+namespace {
+
+using ir::ElementType;
+
+struct TypeInfo {
+  ElementType type;
+  const char* name;
+  double result_ulp;  // relative spacing of the type, 0 for exact types
+};
+
+const TypeInfo kF32{ElementType::kF32, "f32", 0};
+const TypeInfo kBF16{ElementType::kBF16, "bf16", 0x1p-7};
+const TypeInfo kF16{ElementType::kF16, "f16", 0x1p-10};
+const TypeInfo kI8{ElementType::kI8, "i8", 0};
+const TypeInfo kUI8{ElementType::kUI8, "ui8", 0};
+const TypeInfo kI32{ElementType::kI32, "i32", 0};
+
+bool IsIntegerType(ElementType type) {
+  return type == ElementType::kI8 || type == ElementType::kUI8 ||
+         type == ElementType::kI32;
+}
+
+// Random values of `type` (floats in [-1, 1], rounded to the type), or
+// their absolute values.
+HostArray RandomArray(const TypeInfo& t, const std::vector<int64_t>& dims,
+                      uint32_t seed, bool absolute = false) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> bytes(-128, 127);
+  HostArray array{{t.type, dims}, {}};
+  for (int64_t i = 0; i < count; ++i) {
+    float v = dist(engine);
+    int b = bytes(engine);
+    if (absolute) {
+      v = std::fabs(v);
+      b = std::abs(b) > 127 ? 127 : std::abs(b);
+    }
+    switch (t.type) {
+      case ElementType::kF32:
+        array.bytes.append(reinterpret_cast<const char*>(&v), 4);
+        break;
+      case ElementType::kBF16: {
+        uint32_t bits;
+        std::memcpy(&bits, &v, 4);
+        uint16_t top = static_cast<uint16_t>(bits >> 16);  // exact bf16
+        array.bytes.append(reinterpret_cast<const char*>(&top), 2);
+        break;
+      }
+      case ElementType::kF16: {
+        uint16_t half = exec::FloatToHalf(v);
+        array.bytes.append(reinterpret_cast<const char*>(&half), 2);
+        break;
+      }
+      case ElementType::kI8:
+        array.bytes.push_back(static_cast<char>(b));
+        break;
+      case ElementType::kUI8:
+        array.bytes.push_back(static_cast<char>(absolute ? b : b + 128));
+        break;
+      default:
+        ADD_FAILURE() << "no random " << t.name;
+    }
+  }
+  return array;
+}
+
+std::vector<double> Values(const HostArray& array) {
+  std::vector<double> values;
+  const char* data = array.bytes.data();
+  int64_t count = array.shape.num_elements();
+  for (int64_t i = 0; i < count; ++i) {
+    switch (array.shape.type) {
+      case ElementType::kF32: {
+        float v;
+        std::memcpy(&v, data + 4 * i, 4);
+        values.push_back(v);
+        break;
+      }
+      case ElementType::kBF16: {
+        uint16_t top;
+        std::memcpy(&top, data + 2 * i, 2);
+        uint32_t bits = static_cast<uint32_t>(top) << 16;
+        float v;
+        std::memcpy(&v, &bits, 4);
+        values.push_back(v);
+        break;
+      }
+      case ElementType::kF16: {
+        uint16_t half;
+        std::memcpy(&half, data + 2 * i, 2);
+        values.push_back(exec::HalfToFloat(half));
+        break;
+      }
+      case ElementType::kI32: {
+        int32_t v;
+        std::memcpy(&v, data + 4 * i, 4);
+        values.push_back(v);
+        break;
+      }
+      default:
+        ADD_FAILURE() << "unexpected result type";
+        return values;
+    }
+  }
+  return values;
+}
+
+int CountOneDnnSteps(const exec::Plan& plan) {
+  int count = 0;
+  for (const exec::Step& step : plan.main().steps)
+    count += exec::IsOneDnnKernel(*step.kernel);
+  return count;
+}
+
+// Compiles `text` (@main of two arguments) with and without oneDNN and
+// checks the results agree within the bound above, `products` being the
+// number of products summed per result element. Returns whether the
+// oneDNN compilation has a oneDNN step.
+bool ExpectOneDnnMatchesReference(const std::string& text,
+                                  const TypeInfo& lhs_type,
+                                  const std::vector<int64_t>& lhs_dims,
+                                  const TypeInfo& rhs_type,
+                                  const std::vector<int64_t>& rhs_dims,
+                                  const TypeInfo& result_type,
+                                  int64_t products) {
+  SCOPED_TRACE(text);
+  compile::CompileOptions with, without;
+  with.onednn_min_multiply_adds = 0;  // small cases cover the mappings
+  without.use_onednn = false;
+  auto fast = CompileText(text, with);
+  auto reference = CompileText(text, without);
+  EXPECT_OK(fast.status());
+  EXPECT_OK(reference.status());
+  if (!fast.ok() || !reference.ok()) return false;
+  EXPECT_EQ(CountOneDnnSteps(**reference), 0);
+  std::vector<HostArray> inputs{RandomArray(lhs_type, lhs_dims, 11),
+                                RandomArray(rhs_type, rhs_dims, 12)};
+  std::vector<HostArray> absolute{RandomArray(lhs_type, lhs_dims, 11, true),
+                                  RandomArray(rhs_type, rhs_dims, 12, true)};
+  auto got = RunPlan(**fast, inputs);
+  auto want = RunPlan(**reference, inputs);
+  auto bound = RunPlan(**reference, absolute);
+  EXPECT_OK(got.status());
+  EXPECT_OK(want.status());
+  EXPECT_OK(bound.status());
+  if (!got.ok() || !want.ok() || !bound.ok()) return false;
+  std::vector<double> g = Values((*got)[0]), w = Values((*want)[0]),
+                      s = Values((*bound)[0]);
+  EXPECT_EQ(g.size(), w.size());
+  const double f32_sums = 2.0 * static_cast<double>(products) * 0x1p-24;
+  int64_t bad = 0;
+  for (size_t i = 0; i < g.size() && i < w.size(); ++i) {
+    double tolerance = IsIntegerType(result_type.type)
+                           ? 0
+                           : (f32_sums + result_type.result_ulp) * s[i] + 1e-30;
+    if (!(std::fabs(g[i] - w[i]) <= tolerance)) {
+      if (++bad <= 5) {
+        ADD_FAILURE() << "element " << i << ": oneDNN " << g[i]
+                      << ", reference " << w[i] << ", tolerance " << tolerance;
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0);
+  return CountOneDnnSteps(**fast) > 0;
+}
+
+std::string TensorType(const std::vector<int64_t>& dims, const TypeInfo& t) {
+  std::string text = "tensor<";
+  for (int64_t d : dims) text += StrCat(d, "x");
+  return text + t.name + ">";
+}
+
+struct DotCase {
+  std::vector<int64_t> lhs, rhs;
+  std::vector<int64_t> lhs_batch, rhs_batch, lhs_contracting, rhs_contracting;
+};
+
+std::string Dims(const std::vector<int64_t>& dims) {
+  return StrCat("[", StrJoin(dims, ", "), "]");
+}
+
+// Runs one dot_general; returns whether it went through oneDNN.
+bool CheckDot(const DotCase& c, const TypeInfo& lhs_type,
+              const TypeInfo& rhs_type, const TypeInfo& result_type) {
+  std::vector<int64_t> result;
+  int64_t products = 1;
+  for (int64_t d : c.lhs_batch) result.push_back(c.lhs[d]);
+  auto free_dims = [&](const std::vector<int64_t>& dims,
+                       const std::vector<int64_t>& batch,
+                       const std::vector<int64_t>& contracting) {
+    for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
+      if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+          std::find(contracting.begin(), contracting.end(), d) ==
+              contracting.end()) {
+        result.push_back(dims[d]);
+      }
+    }
+  };
+  free_dims(c.lhs, c.lhs_batch, c.lhs_contracting);
+  free_dims(c.rhs, c.rhs_batch, c.rhs_contracting);
+  for (int64_t d : c.lhs_contracting) products *= c.lhs[d];
+  std::string l = TensorType(c.lhs, lhs_type), r = TensorType(c.rhs, rhs_type),
+              o = TensorType(result, result_type);
+  std::string text =
+      StrCat("func.func @main(%l: ", l, ", %r: ", r, ") -> ", o,
+             " {\n  %d = stablehlo.dot_general %l, %r, ",
+             c.lhs_batch.empty() ? ""
+                                 : StrCat("batching_dims = ", Dims(c.lhs_batch),
+                                          " x ", Dims(c.rhs_batch), ", "),
+             "contracting_dims = ", Dims(c.lhs_contracting), " x ",
+             Dims(c.rhs_contracting), " : (", l, ", ", r, ") -> ", o,
+             "\n  return %d : ", o, "\n}");
+  return ExpectOneDnnMatchesReference(text, lhs_type, c.lhs, rhs_type, c.rhs,
+                                      result_type, products);
+}
+
+const std::vector<DotCase>& DotCases() {
+  static const std::vector<DotCase> cases = {
+      {{64, 32}, {32, 48}, {}, {}, {1}, {0}},         // plain
+      {{32, 64}, {32, 48}, {}, {}, {0}, {0}},         // lhs transposed
+      {{64, 32}, {48, 32}, {}, {}, {1}, {1}},         // rhs transposed
+      {{32, 64}, {48, 32}, {}, {}, {0}, {1}},         // both transposed
+      {{4, 16, 24}, {4, 24, 8}, {0}, {0}, {2}, {1}},  // leading batch
+      {{16, 4, 24}, {24, 4, 8}, {1}, {1}, {2}, {0}},  // batch in the middle
+      {{24, 16, 4}, {8, 24, 4}, {2}, {2}, {0}, {1}},  // trailing batch
+      {{2, 3, 8, 16}, {2, 3, 16, 4}, {0, 1}, {0, 1}, {3}, {2}},  // two batch
+      {{3, 2, 8, 16}, {2, 16, 3, 4}, {0, 1}, {2, 0}, {3}, {1}},  // permuted
+      {{8, 6, 5}, {6, 5, 7}, {}, {}, {1, 2}, {0, 1}},   // contracting merge
+      {{8, 6, 5}, {5, 6, 7}, {}, {}, {2, 1}, {0, 1}},   // reversed pairs
+      {{6, 8, 5}, {5, 7, 6}, {}, {}, {0, 2}, {2, 0}},   // unmergeable: copies
+      {{3, 5, 16}, {16, 7, 2}, {}, {}, {2}, {0}},       // two free dims each
+      {{32}, {32, 16}, {}, {}, {0}, {0}},               // vector x matrix
+      {{16, 32}, {32}, {}, {}, {1}, {0}},               // matrix x vector
+      {{8, 1}, {1, 8}, {}, {}, {1}, {0}},               // k = 1
+      {{1, 40}, {40, 1}, {}, {}, {1}, {0}},             // m = n = 1
+      {{4, 4096}, {4096, 4}, {}, {}, {1}, {0}},         // long sums
+      {{5, 7, 130}, {5, 130, 65}, {0}, {0}, {2}, {1}},  // odd sizes
+  };
+  return cases;
+}
+
+TEST(DenseTest, DotGeneralF32MatchesReferenceOverDimensionNumbers) {
+  for (const DotCase& c : DotCases()) {
+    EXPECT_TRUE(CheckDot(c, kF32, kF32, kF32))
+        << "not through oneDNN: " << Dims(c.lhs) << " x " << Dims(c.rhs);
+  }
+}
+
+TEST(DenseTest, DotGeneralNarrowAndIntegerTypesMatchReference) {
+  const DotCase cases[] = {
+      {{64, 32}, {32, 48}, {}, {}, {1}, {0}},
+      {{32, 64}, {48, 32}, {}, {}, {0}, {1}},
+      {{4, 16, 600}, {4, 600, 8}, {0}, {0}, {2}, {1}},
+  };
+  struct Types {
+    const TypeInfo &lhs, &rhs, &result;
+  };
+  const Types types[] = {{kBF16, kBF16, kBF16}, {kBF16, kBF16, kF32},
+                         {kF16, kF16, kF16},    {kF16, kF16, kF32},
+                         {kF32, kBF16, kF32},   {kBF16, kF32, kBF16},
+                         {kI8, kI8, kI32},      {kUI8, kI8, kI32}};
+  for (const Types& t : types) {
+    for (const DotCase& c : cases) {
+      bool used = CheckDot(c, t.lhs, t.rhs, t.result);
+      // bf16 and mixed floats run on every AVX-512 CPU (oneDNN emulates
+      // bf16 where the CPU lacks it); f16 and int8 where it implements
+      // them.
+      if (t.lhs.type == ElementType::kBF16 ||
+          t.rhs.type == ElementType::kBF16) {
+        EXPECT_TRUE(used || !__builtin_cpu_supports("avx512f"))
+            << t.lhs.name << " x " << t.rhs.name << " -> " << t.result.name;
+      }
+    }
+  }
+}
+
+TEST(DenseTest, EmptyDotFallsBackToKilnsKernel) {
+  EXPECT_FALSE(CheckDot({{0, 8}, {8, 4}, {}, {}, {1}, {0}}, kF32, kF32, kF32));
+  EXPECT_FALSE(CheckDot({{3, 0}, {0, 4}, {}, {}, {1}, {0}}, kF32, kF32, kF32));
+}
+
+struct ConvCase {
+  std::string input_layout, kernel_layout, output_layout;  // "b01f", ...
+  int64_t batch, in_features, out_features;
+  std::vector<int64_t> spatial, window;
+  std::vector<int64_t> strides, padding, lhs_dilation, rhs_dilation;
+  int64_t feature_groups = 1, batch_groups = 1;
+  bool reverse = false;
+};
+
+std::vector<int64_t> LayoutDims(const std::string& layout, int64_t b, int64_t f,
+                                const std::vector<int64_t>& space) {
+  std::vector<int64_t> dims;
+  for (char c : layout) {
+    if (c == 'b' || c == 'o')
+      dims.push_back(b);
+    else if (c == 'f' || c == 'i')
+      dims.push_back(f);
+    else
+      dims.push_back(space[c - '0']);
+  }
+  return dims;
+}
+
+std::string LayoutText(const std::string& layout) {
+  std::string text = "[";
+  for (size_t i = 0; i < layout.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += layout[i];
+  }
+  return text + "]";
+}
+
+// Runs one convolution; returns whether it went through oneDNN.
+bool CheckConvolution(const ConvCase& c, const TypeInfo& input_type,
+                      const TypeInfo& kernel_type,
+                      const TypeInfo& result_type) {
+  const size_t spatial = c.spatial.size();
+  std::vector<int64_t> out_spatial;
+  for (size_t d = 0; d < spatial; ++d) {
+    int64_t dilated = (c.spatial[d] - 1) * c.lhs_dilation[d] + 1;
+    int64_t window = (c.window[d] - 1) * c.rhs_dilation[d] + 1;
+    int64_t padded = dilated + c.padding[2 * d] + c.padding[2 * d + 1];
+    out_spatial.push_back((padded - window) / c.strides[d] + 1);
+  }
+  std::vector<int64_t> in =
+      LayoutDims(c.input_layout, c.batch, c.in_features, c.spatial);
+  std::vector<int64_t> ker =
+      LayoutDims(c.kernel_layout, c.out_features,
+                 c.in_features / c.feature_groups, c.window);
+  std::vector<int64_t> out = LayoutDims(
+      c.output_layout, c.batch / c.batch_groups, c.out_features, out_spatial);
+  std::string pads;
+  for (size_t d = 0; d < spatial; ++d) {
+    pads += StrCat(d ? ", " : "", "[", c.padding[2 * d], ", ",
+                   c.padding[2 * d + 1], "]");
+  }
+  std::string reverse;
+  for (size_t d = 0; d < spatial; ++d)
+    reverse += StrCat(d ? ", " : "", c.reverse && d == 0 ? "true" : "false");
+  std::string i = TensorType(in, input_type), k = TensorType(ker, kernel_type),
+              o = TensorType(out, result_type);
+  std::string text = StrCat(
+      "func.func @main(%x: ", i, ", %k: ", k, ") -> ", o,
+      " {\n  %c = stablehlo.convolution(%x, %k) dim_numbers = ",
+      LayoutText(c.input_layout), "x", LayoutText(c.kernel_layout), "->",
+      LayoutText(c.output_layout), ", window = {stride = ", Dims(c.strides),
+      ", pad = [", pads, "], lhs_dilate = ", Dims(c.lhs_dilation),
+      ", rhs_dilate = ", Dims(c.rhs_dilation), ", reverse = [", reverse,
+      "]} {batch_group_count = ", c.batch_groups,
+      " : i64, feature_group_count = ", c.feature_groups, " : i64} : (", i,
+      ", ", k, ") -> ", o, "\n  return %c : ", o, "\n}");
+  int64_t products = c.in_features / c.feature_groups;
+  for (int64_t w : c.window) products *= w;
+  return ExpectOneDnnMatchesReference(text, input_type, in, kernel_type, ker,
+                                      result_type, products);
+}
+
+const std::vector<ConvCase>& ConvCases() {
+  static const std::vector<ConvCase> cases = {
+      // JAX's NHWC / HWIO, 3x3 "same" (ResNet's body).
+      {"b01f",
+       "01io",
+       "b01f",
+       2,
+       8,
+       16,
+       {9, 9},
+       {3, 3},
+       {1, 1},
+       {1, 1, 1, 1},
+       {1, 1},
+       {1, 1}},
+      // NCHW / OIHW, stride 2, asymmetric padding.
+      {"bf01",
+       "oi01",
+       "bf01",
+       1,
+       8,
+       16,
+       {10, 9},
+       {3, 3},
+       {2, 2},
+       {0, 1, 1, 0},
+       {1, 1},
+       {1, 1}},
+      // 7x7 stride 2 pad 3 (ResNet's stem), 3 input features.
+      {"b01f",
+       "01io",
+       "b01f",
+       1,
+       3,
+       8,
+       {20, 20},
+       {7, 7},
+       {2, 2},
+       {3, 3, 3, 3},
+       {1, 1},
+       {1, 1}},
+      // 1x1 stride 2 (ResNet's downsampling shortcut).
+      {"b01f",
+       "01io",
+       "b01f",
+       2,
+       16,
+       32,
+       {8, 8},
+       {1, 1},
+       {2, 2},
+       {0, 0, 0, 0},
+       {1, 1},
+       {1, 1}},
+      // Kernel (rhs) dilation.
+      {"b01f",
+       "01io",
+       "b01f",
+       1,
+       4,
+       8,
+       {12, 11},
+       {3, 2},
+       {1, 2},
+       {2, 2, 1, 0},
+       {1, 1},
+       {2, 3}},
+      // Feature groups, and depthwise.
+      {"b01f",
+       "01io",
+       "b01f",
+       1,
+       8,
+       6,
+       {7, 7},
+       {3, 3},
+       {1, 1},
+       {1, 1, 1, 1},
+       {1, 1},
+       {1, 1},
+       2},
+      {"b01f",
+       "01io",
+       "b01f",
+       2,
+       8,
+       8,
+       {7, 7},
+       {3, 3},
+       {1, 1},
+       {1, 1, 1, 1},
+       {1, 1},
+       {1, 1},
+       8},
+      {"bf01",
+       "oi01",
+       "bf01",
+       1,
+       6,
+       12,
+       {6, 6},
+       {3, 3},
+       {2, 1},
+       {1, 1, 0, 0},
+       {1, 1},
+       {1, 1},
+       3},
+      // 1-D and 3-D.
+      {"b0f", "0io", "b0f", 2, 4, 5, {16}, {3}, {1}, {1, 1}, {1}, {1}},
+      {"bf0", "oi0", "bf0", 1, 3, 4, {17}, {5}, {3}, {0, 2}, {1}, {2}},
+      {"b012f",
+       "012io",
+       "b012f",
+       1,
+       3,
+       4,
+       {5, 6, 5},
+       {2, 2, 2},
+       {1, 1, 1},
+       {0, 1, 1, 0, 0, 0},
+       {1, 1, 1},
+       {1, 1, 1}},
+      // Output in another layout than the input; unusual layouts.
+      {"bf01",
+       "oi01",
+       "b01f",
+       2,
+       4,
+       6,
+       {6, 7},
+       {3, 3},
+       {1, 1},
+       {1, 1, 1, 1},
+       {1, 1},
+       {1, 1}},
+      {"f0b1",
+       "i1o0",
+       "01fb",
+       3,
+       4,
+       5,
+       {6, 7},
+       {2, 3},
+       {1, 2},
+       {1, 0, 0, 1},
+       {1, 1},
+       {1, 1}},
+      // A window as large as the padded input.
+      {"b01f",
+       "01io",
+       "b01f",
+       1,
+       4,
+       4,
+       {3, 3},
+       {3, 3},
+       {1, 1},
+       {0, 0, 0, 0},
+       {1, 1},
+       {1, 1}},
+  };
+  return cases;
+}
+
+TEST(DenseTest, ConvolutionF32MatchesReferenceOverLayoutsAndWindows) {
+  for (const ConvCase& c : ConvCases()) {
+    EXPECT_TRUE(CheckConvolution(c, kF32, kF32, kF32))
+        << "not through oneDNN: " << c.input_layout << " " << Dims(c.spatial);
+  }
+}
+
+TEST(DenseTest, ConvolutionNarrowAndIntegerTypesMatchReference) {
+  const ConvCase& nhwc = ConvCases()[0];
+  const ConvCase& grouped = ConvCases()[5];
+  EXPECT_TRUE(CheckConvolution(nhwc, kBF16, kBF16, kBF16) ||
+              !__builtin_cpu_supports("avx512f"));
+  EXPECT_TRUE(CheckConvolution(nhwc, kBF16, kBF16, kF32) ||
+              !__builtin_cpu_supports("avx512f"));
+  CheckConvolution(grouped, kBF16, kBF16, kBF16);
+  CheckConvolution(nhwc, kF16, kF16, kF16);
+  CheckConvolution(nhwc, kF32, kBF16, kF32);
+  CheckConvolution(nhwc, kI8, kI8, kI32);
+  CheckConvolution(nhwc, kUI8, kI8, kI32);
+}
+
+TEST(DenseTest, TransposedAndReversedConvolutionsMatchReference) {
+  // Input (lhs) dilation runs as a deconvolution: JAX's input gradient of
+  // a stride-2 3x3 "same" convolution, other paddings, groups, and 1-D.
+  const ConvCase cases[] = {
+      {"b01f",
+       "01io",
+       "b01f",
+       2,
+       8,
+       4,
+       {5, 5},
+       {3, 3},
+       {1, 1},
+       {1, 2, 1, 2},
+       {2, 2},
+       {1, 1}},
+      {"bf01",
+       "oi01",
+       "bf01",
+       1,
+       4,
+       6,
+       {4, 6},
+       {3, 2},
+       {1, 1},
+       {2, 0, 0, 1},
+       {3, 2},
+       {1, 1}},
+      {"b01f",
+       "01io",
+       "b01f",
+       1,
+       8,
+       6,
+       {4, 4},
+       {3, 3},
+       {1, 1},
+       {2, 2, 2, 2},
+       {2, 2},
+       {1, 1},
+       2},
+      {"b0f", "0io", "b0f", 2, 3, 5, {7}, {4}, {1}, {3, 3}, {2}, {2}},
+  };
+  for (const ConvCase& c : cases) {
+    EXPECT_TRUE(CheckConvolution(c, kF32, kF32, kF32))
+        << "not through oneDNN: " << Dims(c.spatial);
+    ConvCase reversed = c;
+    reversed.reverse = true;  // the kernel then needs no reversed copy
+    EXPECT_TRUE(CheckConvolution(reversed, kF32, kF32, kF32));
+  }
+  // Window reversal alone: a reversed copy of the kernel.
+  ConvCase reversed = ConvCases()[0];
+  reversed.reverse = true;
+  EXPECT_TRUE(CheckConvolution(reversed, kF32, kF32, kF32));
+}
+
+TEST(DenseTest, ConvolutionsOneDnnDoesNotMapFallBack) {
+  // Batch groups (the weight gradient of a grouped convolution).
+  EXPECT_FALSE(CheckConvolution({"b01f",
+                                 "01io",
+                                 "b01f",
+                                 4,
+                                 2,
+                                 4,
+                                 {5, 5},
+                                 {3, 3},
+                                 {1, 1},
+                                 {1, 1, 1, 1},
+                                 {1, 1},
+                                 {1, 1},
+                                 1,
+                                 2},
+                                kF32, kF32, kF32));
+  // Negative padding (a crop).
+  EXPECT_FALSE(CheckConvolution({"b01f",
+                                 "01io",
+                                 "b01f",
+                                 1,
+                                 4,
+                                 4,
+                                 {8, 8},
+                                 {3, 3},
+                                 {1, 1},
+                                 {-1, 0, 0, -2},
+                                 {1, 1},
+                                 {1, 1}},
+                                kF32, kF32, kF32));
+  // Input dilation with window strides, or padding past the full
+  // correlation.
+  EXPECT_FALSE(CheckConvolution({"b01f",
+                                 "01io",
+                                 "b01f",
+                                 1,
+                                 4,
+                                 4,
+                                 {5, 5},
+                                 {3, 3},
+                                 {2, 2},
+                                 {2, 2, 2, 2},
+                                 {2, 2},
+                                 {1, 1}},
+                                kF32, kF32, kF32));
+  EXPECT_FALSE(CheckConvolution({"b01f",
+                                 "01io",
+                                 "b01f",
+                                 1,
+                                 4,
+                                 4,
+                                 {5, 5},
+                                 {3, 3},
+                                 {1, 1},
+                                 {3, 2, 2, 2},
+                                 {2, 2},
+                                 {1, 1}},
+                                kF32, kF32, kF32));
+}
+
+// One plan run from several threads at once: each run's oneDNN scratch is
+// its own (in its arena), so concurrent runs give the results of a lone
+// run, bit for bit.
+TEST(DenseTest, OnePlanRunsConcurrentlyFromSeveralThreads) {
+  const std::string text = R"(
+func.func @main(%x: tensor<2x12x12x16xf32>, %k: tensor<3x3x16x32xf32>, %w: tensor<32x64xf32>) -> tensor<2x12x12x64xf32> {
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x12x12x16xf32>, tensor<3x3x16x32xf32>) -> tensor<2x12x12x32xf32>
+  %d = stablehlo.dot_general %c, %w, contracting_dims = [3] x [0] : (tensor<2x12x12x32xf32>, tensor<32x64xf32>) -> tensor<2x12x12x64xf32>
+  return %d : tensor<2x12x12x64xf32>
+})";
+  compile::CompileOptions options;
+  options.onednn_min_multiply_adds = 0;
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(text, options));
+  ASSERT_EQ(CountOneDnnSteps(*plan), 2);
+  constexpr int kThreads = 4;
+  std::vector<std::vector<HostArray>> inputs(kThreads), alone(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    inputs[t] = {RandomArray(kF32, {2, 12, 12, 16}, 100 + t),
+                 RandomArray(kF32, {3, 3, 16, 32}, 200 + t),
+                 RandomArray(kF32, {32, 64}, 300 + t)};
+    ASSERT_OK_AND_ASSIGN(alone[t], RunPlan(*plan, inputs[t]));
+  }
+  std::vector<std::string> together(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int repeat = 0; repeat < 20; ++repeat) {
+        auto out = RunPlan(*plan, inputs[t]);
+        if (!out.ok() || (*out)[0].bytes != alone[t][0].bytes) {
+          together[t] =
+              out.ok() ? "different results" : out.status().ToString();
+          return;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(together[t], "") << t;
+}
+
+}  // namespace
+}  // namespace kiln::testing
