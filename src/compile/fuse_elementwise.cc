@@ -11,6 +11,13 @@
 // A value produced inside a run joins it only when its consumer reads it
 // element by element: a view (broadcast, transpose, ...) reads its source
 // whole, so a source computed in the same run would not be complete yet.
+//
+// Then a reduction of trailing dimensions (exec/kernels/row_reduce.h)
+// that directly follows an elementwise step (fused or not) and is the
+// only reader of the value it reduces takes that step as its producer:
+// the value is computed row by row into a per-thread buffer and never
+// written to memory.
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +25,7 @@
 
 #include "compile/lowering.h"
 #include "exec/fusion.h"
+#include "exec/kernels/row_reduce.h"
 
 namespace kiln::compile {
 namespace {
@@ -54,6 +62,7 @@ void Lowering::FuseElementwiseSteps() {
 
   std::vector<exec::Step> fused_steps;
   std::vector<int64_t> fused_indices;
+  std::vector<int64_t> fused_last_indices;  // a fused step's last index
   fused_steps.reserve(region.steps.size());
 
   // Whether a step of another frame has an index strictly between a and b
@@ -74,6 +83,7 @@ void Lowering::FuseElementwiseSteps() {
     if (first == nullptr || first->count() < kMinFusedElements) {
       fused_steps.push_back(std::move(region.steps[begin]));
       fused_indices.push_back(indices[begin]);
+      fused_last_indices.push_back(indices[begin]);
       ++begin;
       continue;
     }
@@ -106,6 +116,7 @@ void Lowering::FuseElementwiseSteps() {
     if (end - begin < 2) {
       fused_steps.push_back(std::move(region.steps[begin]));
       fused_indices.push_back(indices[begin]);
+      fused_last_indices.push_back(indices[begin]);
       ++begin;
       continue;
     }
@@ -221,11 +232,92 @@ void Lowering::FuseElementwiseSteps() {
     step.where = std::move(description);
     fused_steps.push_back(std::move(step));
     fused_indices.push_back(first_index);
+    fused_last_indices.push_back(last_index);
     fused_away_ += static_cast<int64_t>(end - begin) - 1;
     begin = end;
   }
+  FuseRowReductions(fused_steps, fused_indices, fused_last_indices,
+                    foreign_between);
   region.steps = std::move(fused_steps);
   indices = std::move(fused_indices);
+}
+
+void Lowering::FuseRowReductions(
+    std::vector<exec::Step>& steps, std::vector<int64_t>& indices,
+    std::vector<int64_t>& last_indices,
+    const std::function<bool(int64_t, int64_t)>& foreign_between) {
+  std::vector<exec::Step> out;
+  std::vector<int64_t> out_indices, out_last;
+  size_t k = 0;
+  while (k < steps.size()) {
+    bool fused = false;
+    if (k + 1 < steps.size()) {
+      exec::Step& producer = steps[k];
+      exec::Step& reduce = steps[k + 1];
+      const ElementwiseKernel* elementwise = AsElementwise(producer);
+      const exec::RowReduceParams* rows =
+          exec::RowReduceParamsOf(*reduce.kernel);
+      int reduced = -1;
+      if (elementwise != nullptr && rows != nullptr &&
+          elementwise->count() == rows->rows * rows->row_length &&
+          elementwise->count() >= kMinFusedElements &&
+          reduce.inputs.size() == 2 && reduce.outputs.size() == 1 &&
+          !foreign_between(last_indices[k], indices[k + 1])) {
+        SlotId operand = alias_root_[reduce.inputs[0]];
+        for (size_t j = 0; j < producer.outputs.size(); ++j) {
+          if (producer.outputs[j] == operand) reduced = static_cast<int>(j);
+        }
+        // The operand must be an ordinary scratch value read by no one
+        // after the reduction.
+        if (reduced >= 0 && (slot(operand).kind != exec::SlotKind::kTemp ||
+                             slot(operand).is_token ||
+                             last_use_[operand] > indices[k + 1])) {
+          reduced = -1;
+        }
+      }
+      if (reduced >= 0) {
+        exec::Step step;
+        step.inputs = producer.inputs;
+        step.inputs.push_back(reduce.inputs[1]);
+        for (size_t j = 0; j < producer.outputs.size(); ++j) {
+          if (static_cast<int>(j) != reduced) {
+            step.outputs.push_back(producer.outputs[j]);
+          }
+        }
+        step.outputs.push_back(reduce.outputs[0]);
+        for (SlotId id : step.inputs) NoteUse(id, indices[k + 1]);
+        for (SlotId id : step.outputs) {
+          SlotId root = alias_root_[id];
+          if (first_def_[root] >= 0) {
+            first_def_[root] = std::min(first_def_[root], indices[k]);
+          }
+        }
+        first_def_[producer.outputs[reduced]] = -1;  // never in memory
+        step.where = producer.where.rfind("fusion of", 0) == 0
+                         ? producer.where + "; " + reduce.where
+                         : "fusion of " + producer.where + "; " + reduce.where;
+        auto* kernel =
+            static_cast<ElementwiseKernel*>(producer.kernel.release());
+        step.kernel = exec::MakeFusedRowReduceKernel(
+            *rows, std::unique_ptr<ElementwiseKernel>(kernel), reduced);
+        out.push_back(std::move(step));
+        out_indices.push_back(indices[k]);
+        out_last.push_back(indices[k + 1]);
+        ++fused_away_;
+        k += 2;
+        fused = true;
+      }
+    }
+    if (!fused) {
+      out.push_back(std::move(steps[k]));
+      out_indices.push_back(indices[k]);
+      out_last.push_back(last_indices[k]);
+      ++k;
+    }
+  }
+  steps = std::move(out);
+  indices = std::move(out_indices);
+  last_indices = std::move(out_last);
 }
 
 }  // namespace kiln::compile

@@ -200,6 +200,11 @@ class Lowering {
   // Replaces runs of elementwise steps of the innermost frame's region,
   // which is complete, by fused kernels (fuse_elementwise.cc).
   void FuseElementwiseSteps();
+  // Gives row reductions their elementwise producer (same file).
+  void FuseRowReductions(
+      std::vector<exec::Step>& steps, std::vector<int64_t>& indices,
+      std::vector<int64_t>& last_indices,
+      const std::function<bool(int64_t, int64_t)>& foreign_between);
 
   const ir::Module& module_;
   const CustomCallRegistry& custom_calls_;

@@ -211,5 +211,50 @@ func.func @main(%x: tensor<4194304xf32>) -> tensor<4194304xf32> {
   for (size_t i = 0; i < x.size(); i += 4099) EXPECT_EQ(got[i], x[i] * 2.5f);
 }
 
+TEST(FusionTest, SoftmaxReducesItsProducersWithoutWritingThem) {
+  // Rows of 3000 (two producer chunks, 2048 and 952, and not a multiple
+  // of the 16 lanes). exp(x - max) is read by the sum and the division, so
+  // it is written; the squares that only the second sum reads are
+  // computed row by row into it and never written.
+  std::string text = R"(
+func.func @main(%x: tensor<64x3000xf32>) -> (tensor<64x3000xf32>, tensor<64xf32>) {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<64x3000xf32>, tensor<f32>) -> tensor<64xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<64xf32>) -> tensor<64x3000xf32>
+  %d = stablehlo.subtract %x, %mb : tensor<64x3000xf32>
+  %e = stablehlo.exponential %d : tensor<64x3000xf32>
+  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<64x3000xf32>, tensor<f32>) -> tensor<64xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<64xf32>) -> tensor<64x3000xf32>
+  %p = stablehlo.divide %e, %sb : tensor<64x3000xf32>
+  %sq = stablehlo.multiply %d, %d : tensor<64x3000xf32>
+  %v = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<64x3000xf32>, tensor<f32>) -> tensor<64xf32>
+  return %p, %v : tensor<64x3000xf32>, tensor<64xf32>
+})";
+  std::vector<float> x = RandomFloats(64 * 3000, 9);
+  std::vector<HostArray> inputs = {
+      HostArray::Of(ElementType::kF32, {64, 3000}, x)};
+  auto plan = ExpectFusedMatchesUnfused(text, inputs);
+  ASSERT_NE(plan, nullptr);
+  auto unfused = CompileText(text, Unfused());
+  ASSERT_TRUE(unfused.ok());
+  EXPECT_LT(plan->main().steps.size(), (*unfused)->main().steps.size());
+  EXPECT_LT(plan->arena_bytes(), (*unfused)->arena_bytes());
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, inputs));
+  std::vector<float> p = out[0].As<float>(), v = out[1].As<float>();
+  for (int r = 0; r < 64; r += 9) {
+    double max = -INFINITY, sum = 0, squares = 0;
+    for (int i = 0; i < 3000; ++i) max = std::max<double>(max, x[r * 3000 + i]);
+    for (int i = 0; i < 3000; ++i) {
+      double d = x[r * 3000 + i] - max;
+      sum += std::exp(d);
+      squares += d * d;
+    }
+    EXPECT_NEAR(p[r * 3000 + 17], std::exp(x[r * 3000 + 17] - max) / sum,
+                1e-6);
+    EXPECT_NEAR(v[r], squares, 1e-4 * squares);
+  }
+}
+
 }  // namespace
 }  // namespace kiln::testing

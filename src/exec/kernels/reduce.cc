@@ -5,6 +5,8 @@
 
 #include "exec/kernels/element.h"
 #include "exec/kernels/elementwise_ops.h"
+#include "exec/kernels/row_reduce.h"
+#include "exec/kernels/row_reducer.h"
 #include "exec/kernels/vectorize.h"
 
 namespace kiln::exec {
@@ -40,34 +42,6 @@ std::vector<int64_t> ResultStridesPerInputDim(
   return strides;
 }
 
-// Combines a contiguous row into `acc`. Long rows go through 16 partial
-// results (element i into lane i mod 16) combined by a fixed tree at the
-// end: the compiler keeps the lanes in vector registers, and since their
-// number does not depend on the vector width, every build of this loop
-// (vectorize.h) combines in the same order and gives the same bits.
-template <typename Op, typename T>
-KILN_VECTORIZED T ReduceRow(T acc, const T* x, int64_t n) {
-  constexpr int64_t kLanes = 16;
-  int64_t i = 0;
-  if (n >= 2 * kLanes) {
-    T lanes[kLanes];
-    for (int64_t j = 0; j < kLanes; ++j) lanes[j] = x[j];
-    for (i = kLanes; i + kLanes <= n; i += kLanes) {
-      for (int64_t j = 0; j < kLanes; ++j) {
-        lanes[j] = Op::Apply(lanes[j], x[i + j], 0);
-      }
-    }
-    for (int64_t width = kLanes / 2; width > 0; width /= 2) {
-      for (int64_t j = 0; j < width; ++j) {
-        lanes[j] = Op::Apply(lanes[j], lanes[j + width], 0);
-      }
-    }
-    acc = Op::Apply(acc, lanes[0], 0);
-  }
-  for (; i < n; ++i) acc = Op::Apply(acc, x[i], 0);
-  return acc;
-}
-
 // y[i] = op(y[i], x[i]): a row combined into a row of results.
 template <typename Op, typename T>
 KILN_VECTORIZED void CombineRow(T* y, const T* x, int64_t n) {
@@ -91,7 +65,7 @@ void ReduceTyped(const T* in, T* out, const std::vector<int64_t>& dims,
   for (int64_t row = 0; row < count / inner; ++row) {
     const T* x = in + row * inner;
     if (inner_stride == 0) {
-      out[out_pos] = ReduceRow<Op, T>(out[out_pos], x, inner);
+      out[out_pos] = ReduceRowInLanes<Op, T>(out[out_pos], x, inner);
     } else if (inner_stride == 1) {
       CombineRow<Op, T>(out + out_pos, x, inner);
     } else {
@@ -298,6 +272,10 @@ class ReduceWindowKernel : public Kernel {
 
 std::unique_ptr<Kernel> MakeReduceKernel(ReduceParams params,
                                          std::unique_ptr<Region> body) {
+  if (std::optional<RowReduceParams> rows =
+          AsRowReduce(params, body != nullptr)) {
+    if (auto kernel = MakeRowReduceKernel(*rows)) return kernel;
+  }
   return std::make_unique<ReduceKernel>(std::move(params), std::move(body));
 }
 
