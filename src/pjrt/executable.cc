@@ -10,6 +10,8 @@
 #include "base/file.h"
 #include "base/fingerprint.h"
 #include "base/logging.h"
+#include "ir/printer.h"
+#include "parse/parse.h"
 #include "pjrt/args.h"
 #include "pjrt/compile_options.h"
 #include "pjrt/element_types.h"
@@ -119,9 +121,12 @@ StatusOr<Deserialized> Deserialize(std::string_view bytes) {
   return out;
 }
 
-// The program's bytes and format, checked.
-StatusOr<std::string_view> ProgramBytes(const PJRT_Program* program,
-                                        std::string_view what) {
+// The program a caller passed, as the MLIR bytes Kiln compiles: "mlir" as
+// given; an HLO module ("hlo", "hlo_with_config") read into Kiln's IR and
+// printed (so a serialized executable and OptimizedProgram hold StableHLO
+// whatever the format was).
+StatusOr<std::string> ProgramBytes(const PJRT_Program* program,
+                                   std::string_view what) {
   RETURN_IF_ERROR(
       CheckStruct(program, PJRT_STRUCT_SIZE(PJRT_Program, format_size), what));
   if (program->format == nullptr && program->format_size > 0) {
@@ -129,14 +134,11 @@ StatusOr<std::string_view> ProgramBytes(const PJRT_Program* program,
   }
   std::string_view format(program->format == nullptr ? "" : program->format,
                           program->format_size);
-  if (format == "hlo" || format == "hlo_with_config") {
-    return UnimplementedError(
-        "program format '", format,
-        "' (a serialized HloModuleProto) is not supported: Kiln reads "
-        "StableHLO, as format \"mlir\" (MLIR text or a portable artifact)");
-  }
-  if (format != "mlir") {
-    return InvalidArgumentError("Unknown program format '", format, "'.");
+  bool hlo = format == "hlo" || format == "hlo_with_config";
+  if (!hlo && format != "mlir") {
+    return InvalidArgumentError("Unknown program format '", format,
+                                "' (Kiln reads \"mlir\", \"hlo\" and "
+                                "\"hlo_with_config\").");
   }
   if (program->code == nullptr && program->code_size > 0) {
     return InvalidArgumentError(what, ".code is null");
@@ -144,7 +146,11 @@ StatusOr<std::string_view> ProgramBytes(const PJRT_Program* program,
   if (program->code_size == 0) {
     return InvalidArgumentError(what, " is empty");
   }
-  return std::string_view(program->code, program->code_size);
+  std::string_view code(program->code, program->code_size);
+  if (!hlo) return std::string(code);
+  ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
+                   parse::ParseProgram(code, format, "<hlo program>"));
+  return ir::PrintModule(*module);
 }
 
 // The serialized compile options a caller passed (empty when none).
@@ -271,7 +277,7 @@ PJRT_Error* PJRT_Client_Compile(PJRT_Client_Compile_Args* args) {
         PJRT_Client * client,
         CheckClient(args->client, "PJRT_Client_Compile_Args.client"));
     ASSIGN_OR_RETURN(
-        std::string_view program,
+        std::string program,
         ProgramBytes(args->program, "PJRT_Client_Compile_Args.program"));
     ASSIGN_OR_RETURN(
         std::string_view options,
@@ -294,7 +300,7 @@ PJRT_Error* PJRT_Compile(PJRT_Compile_Args* args) {
     }
     ASSIGN_OR_RETURN(PJRT_Client * client,
                      CheckClient(args->client, "PJRT_Compile_Args.client"));
-    ASSIGN_OR_RETURN(std::string_view program,
+    ASSIGN_OR_RETURN(std::string program,
                      ProgramBytes(args->program, "PJRT_Compile_Args.program"));
     ASSIGN_OR_RETURN(
         std::string_view options,
