@@ -731,7 +731,8 @@ StatusOr<std::vector<Value*>> Emitter::Convert(
       return InvalidArgumentError("needs a selector and one operand per branch");
     }
     Value* selector = operands[0]->leaves[0];
-    bool is_pred = selector->type().element_type() == ElementType::kI1;
+    bool is_pred = selector->type().IsTensor() &&
+                   selector->type().element().element_type() == ElementType::kI1;
     if (is_pred && branches != 2) {
       return InvalidArgumentError("a pred selector needs two branches");
     }
