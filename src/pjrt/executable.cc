@@ -142,9 +142,8 @@ StatusOr<Program> ProgramBytes(const PJRT_Program* program,
                           program->format_size);
   bool hlo = format == "hlo" || format == "hlo_with_config";
   if (!hlo && format != "mlir") {
-    return InvalidArgumentError("Unknown program format '", format,
-                                "' (Kiln reads \"mlir\", \"hlo\" and "
-                                "\"hlo_with_config\").");
+    // XLA's exact text (its conformance test checks it).
+    return InvalidArgumentError("Unknown program format '", format, "'.");
   }
   if (program->code == nullptr && program->code_size > 0) {
     return InvalidArgumentError(what, ".code is null");
