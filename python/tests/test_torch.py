@@ -7,6 +7,7 @@ python/requirements.txt); `./scripts/test_torch.sh` installs them and runs
 it (docs/torch.md). Without torch_xla every test here is skipped.
 """
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -14,10 +15,13 @@ import sys
 
 import pytest
 
-pytest.importorskip(
-    "torch_xla",
-    reason="torch_xla is not installed: PyTorch/XLA tests run with "
-    "./scripts/test_torch.sh (pins torch==2.9.0 and torch_xla==2.9.0)")
+# Looked up, not imported: importing torch_xla here would load torch into the
+# JAX suite's process; only the children import it.
+if importlib.util.find_spec("torch_xla") is None:
+    pytest.skip(
+        "torch_xla is not installed: PyTorch/XLA tests run with "
+        "./scripts/test_torch.sh (pins torch==2.9.0 and torch_xla==2.9.0)",
+        allow_module_level=True)
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch",
                      "torch_child.py")
