@@ -1,5 +1,6 @@
 #include "parse/parse.h"
 
+#include "parse/hlo/reader.h"
 #include "parse/text/parser.h"
 
 #ifdef KILN_HAVE_BYTECODE
@@ -34,6 +35,35 @@ StatusOr<std::unique_ptr<ir::Module>> ParseModule(
 #endif
   }
   return ParseTextModule(bytes, source_name);
+}
+
+StatusOr<std::unique_ptr<ir::Module>> ParseProgram(
+    std::string_view bytes, std::string_view format,
+    std::string_view source_name) {
+  if (format == "mlir") return ParseModule(bytes, source_name);
+  if (format == "hlo") return hlo::ReadHloModule(bytes, source_name);
+  if (format == "hlo_with_config") {
+    return hlo::ReadHloModuleWithConfig(bytes, source_name);
+  }
+  return InvalidArgumentError("Unknown program format '", format,
+                              "' (Kiln reads \"mlir\", \"hlo\" and "
+                              "\"hlo_with_config\")");
+}
+
+bool IsHloModulePath(std::string_view path) {
+  for (std::string_view suffix : {".hlo.pb", ".hlo_module.pb", ".hlo.binpb"}) {
+    if (path.size() >= suffix.size() &&
+        path.substr(path.size() - suffix.size()) == suffix) {
+      return true;
+    }
+  }
+  return false;
+}
+
+StatusOr<std::unique_ptr<ir::Module>> ParseFile(std::string_view bytes,
+                                                std::string_view path) {
+  if (IsHloModulePath(path)) return hlo::ReadHloFile(bytes, path);
+  return ParseModule(bytes, path);
 }
 
 }  // namespace kiln::parse

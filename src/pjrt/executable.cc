@@ -10,6 +10,9 @@
 #include "base/file.h"
 #include "base/fingerprint.h"
 #include "base/logging.h"
+#include "ir/printer.h"
+#include "parse/parse.h"
+#include "proto/xla_hlo.pb.h"
 #include "pjrt/args.h"
 #include "pjrt/compile_options.h"
 #include "pjrt/element_types.h"
@@ -119,9 +122,17 @@ StatusOr<Deserialized> Deserialize(std::string_view bytes) {
   return out;
 }
 
-// The program's bytes and format, checked.
-StatusOr<std::string_view> ProgramBytes(const PJRT_Program* program,
-                                        std::string_view what) {
+// A program a caller passed: the MLIR bytes Kiln compiles ("mlir" as given;
+// an HLO module, "hlo" or "hlo_with_config", read into Kiln's IR and printed,
+// so a serialized executable holds StableHLO whatever the format was), and
+// an HLO module as an HloModuleProtoWithConfig.
+struct Program {
+  std::string mlir;
+  std::string hlo_with_config;
+};
+
+StatusOr<Program> ProgramBytes(const PJRT_Program* program,
+                               std::string_view what) {
   RETURN_IF_ERROR(
       CheckStruct(program, PJRT_STRUCT_SIZE(PJRT_Program, format_size), what));
   if (program->format == nullptr && program->format_size > 0) {
@@ -129,13 +140,9 @@ StatusOr<std::string_view> ProgramBytes(const PJRT_Program* program,
   }
   std::string_view format(program->format == nullptr ? "" : program->format,
                           program->format_size);
-  if (format == "hlo" || format == "hlo_with_config") {
-    return UnimplementedError(
-        "program format '", format,
-        "' (a serialized HloModuleProto) is not supported: Kiln reads "
-        "StableHLO, as format \"mlir\" (MLIR text or a portable artifact)");
-  }
-  if (format != "mlir") {
+  bool hlo = format == "hlo" || format == "hlo_with_config";
+  if (!hlo && format != "mlir") {
+    // XLA's exact text (its conformance test checks it).
     return InvalidArgumentError("Unknown program format '", format, "'.");
   }
   if (program->code == nullptr && program->code_size > 0) {
@@ -144,7 +151,39 @@ StatusOr<std::string_view> ProgramBytes(const PJRT_Program* program,
   if (program->code_size == 0) {
     return InvalidArgumentError(what, " is empty");
   }
-  return std::string_view(program->code, program->code_size);
+  std::string_view code(program->code, program->code_size);
+  Program out;
+  if (!hlo) {
+    out.mlir = std::string(code);
+    return out;
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module,
+                   parse::ParseProgram(code, format, "<hlo program>"));
+  out.mlir = ir::PrintModule(*module);
+  if (format == "hlo_with_config") {
+    out.hlo_with_config = std::string(code);
+  } else {
+    // The module as it came, with the config XLA insists on when it reads
+    // the module back: the entry layout (the module's own program shape).
+    xla::HloModuleProtoWithConfig wrapped;
+    xla::HloModuleProto& hlo = *wrapped.mutable_hlo_module();
+    hlo.ParseFromArray(code.data(), static_cast<int>(code.size()));
+    xla::HloModuleConfigProto& config = *wrapped.mutable_config();
+    if (hlo.has_host_program_shape()) {
+      *config.mutable_entry_computation_layout() = hlo.host_program_shape();
+    } else {
+      for (const auto& computation : hlo.computations()) {
+        if (computation.id() == hlo.entry_computation_id()) {
+          *config.mutable_entry_computation_layout() =
+              computation.program_shape();
+        }
+      }
+    }
+    config.set_replica_count(1);
+    config.set_num_partitions(1);
+    out.hlo_with_config = wrapped.SerializeAsString();
+  }
+  return out;
 }
 
 // The serialized compile options a caller passed (empty when none).
@@ -216,15 +255,20 @@ void DumpProgram(std::string_view program, std::string_view options) {
 }
 
 StatusOr<std::shared_ptr<const ExecutableState>> CompileState(
-    PJRT_Client* client, std::string_view program, std::string_view options) {
+    PJRT_Client* client, std::string_view program, std::string_view options,
+    std::string hlo_with_config = "") {
   DumpProgram(program, options);
   ASSIGN_OR_RETURN(runtime::CompileSpec spec,
                    ParseCompileOptions(options, *client->runtime));
   ASSIGN_OR_RETURN(
       std::shared_ptr<runtime::Executable> executable,
       runtime::Executable::Compile(*client->runtime, program, spec));
-  return MakeExecutableState(std::move(executable), client->runtime.get(),
-                             std::string(options), std::string(program));
+  std::shared_ptr<const ExecutableState> state =
+      MakeExecutableState(std::move(executable), client->runtime.get(),
+                          std::string(options), std::string(program));
+  const_cast<ExecutableState&>(*state).hlo_with_config =
+      std::move(hlo_with_config);
+  return state;
 }
 
 PJRT_LoadedExecutable* NewLoaded(PJRT_Client* client,
@@ -271,14 +315,15 @@ PJRT_Error* PJRT_Client_Compile(PJRT_Client_Compile_Args* args) {
         PJRT_Client * client,
         CheckClient(args->client, "PJRT_Client_Compile_Args.client"));
     ASSIGN_OR_RETURN(
-        std::string_view program,
+        Program program,
         ProgramBytes(args->program, "PJRT_Client_Compile_Args.program"));
     ASSIGN_OR_RETURN(
         std::string_view options,
         OptionsBytes(args->compile_options, args->compile_options_size,
                      "PJRT_Client_Compile_Args.compile_options"));
     ASSIGN_OR_RETURN(std::shared_ptr<const ExecutableState> state,
-                     CompileState(client, program, options));
+                     CompileState(client, program.mlir, options,
+                                  std::move(program.hlo_with_config)));
     args->executable = NewLoaded(client, std::move(state));
     return OkStatus();
   });
@@ -294,14 +339,15 @@ PJRT_Error* PJRT_Compile(PJRT_Compile_Args* args) {
     }
     ASSIGN_OR_RETURN(PJRT_Client * client,
                      CheckClient(args->client, "PJRT_Compile_Args.client"));
-    ASSIGN_OR_RETURN(std::string_view program,
+    ASSIGN_OR_RETURN(Program program,
                      ProgramBytes(args->program, "PJRT_Compile_Args.program"));
     ASSIGN_OR_RETURN(
         std::string_view options,
         OptionsBytes(args->compile_options, args->compile_options_size,
                      "PJRT_Compile_Args.compile_options"));
     ASSIGN_OR_RETURN(std::shared_ptr<const ExecutableState> state,
-                     CompileState(client, program, options));
+                     CompileState(client, program.mlir, options,
+                                  std::move(program.hlo_with_config)));
     args->executable = NewExecutable(std::move(state));
     return OkStatus();
   });
@@ -332,7 +378,8 @@ PJRT_Error* PJRT_Client_Load(PJRT_Client_Load_Args* args) {
         std::shared_ptr<const ExecutableState> loaded,
         CompileState(client, state.program,
                      options.empty() ? std::string_view(state.compile_options)
-                                     : options));
+                                     : options,
+                     state.hlo_with_config));
     args->loaded_executable = NewLoaded(client, std::move(loaded));
     return OkStatus();
   });
@@ -558,8 +605,13 @@ PJRT_Error* PJRT_Executable_OptimizedProgram(
     RETURN_IF_ERROR(
         CheckStruct(program, PJRT_STRUCT_SIZE(PJRT_Program, format_size),
                     "PJRT_Executable_OptimizedProgram_Args.program"));
-    static constexpr std::string_view kFormat = "mlir";
-    const std::string& text = state.executable->optimized_text();
+    // A program that came as HLO goes back as HLO: frameworks convert
+    // "mlir" to HLO to read it, and not every op Kiln's reader writes
+    // (chlo.erf) converts.
+    bool hlo = !state.hlo_with_config.empty();
+    std::string_view kFormat = hlo ? "hlo_with_config" : "mlir";
+    const std::string& text =
+        hlo ? state.hlo_with_config : state.executable->optimized_text();
     program->format = kFormat.data();
     program->format_size = kFormat.size();
     if (program->code == nullptr) {

@@ -59,8 +59,13 @@ struct ExecutableState {
   const runtime::Client* client = nullptr;
   // The serialized xla.CompileOptionsProto it was compiled with.
   std::string compile_options;
-  // The program as given (for Serialize).
+  // The program as compiled, MLIR (for Serialize).
   std::string program;
+  // For a program given as HLO: that module as a serialized
+  // xla.HloModuleProtoWithConfig, which OptimizedProgram returns (format
+  // "hlo_with_config"), so the framework reads back the HLO it sent rather
+  // than StableHLO it may not convert (chlo ops); empty otherwise.
+  std::string hlo_with_config;
   std::string fingerprint;  // hex
   std::vector<PJRT_Buffer_Type> output_types;
   std::vector<int64_t> output_dims;  // all outputs' dimensions, concatenated

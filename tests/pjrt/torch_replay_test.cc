@@ -15,8 +15,10 @@
 
 #include "ir/operation.h"
 #include "parse/parse.h"
+#include "parse/hlo_builder.h"
 #include "plugin_harness.h"
 #include "proto/xla_compile_options.pb.h"
+#include "proto/xla_hlo.pb.h"
 
 namespace kiln::testing {
 namespace {
@@ -161,18 +163,75 @@ class TorchReplayTest : public PluginTest {
   std::vector<PJRT_Device*> devices_;
 };
 
-TEST_F(TorchReplayTest, HloProgramsAreRefusedAsUnimplemented) {
-  // torch_xla's default: a serialized HloModuleProto (here a module with
-  // only its name set, field 1). Kiln reads StableHLO only.
-  std::string hlo_module("\x0a\x04main", 6);
+TEST_F(TorchReplayTest, HloProgramsCompileAndComeBackAsHlo) {
+  // torch_xla's default: a serialized HloModuleProto. Here f32[4] x ->
+  // (x + x,), built with the proto API.
+  testing::HloModuleBuilder m("SyncTensorsGraph.3");
+  auto entry = m.Computation("main");
+  auto f32 = testing::ArrayShape(xla::F32, {4});
+  int64_t x = entry.Parameter(0, f32);
+  int64_t sum = entry.Add("add", f32, {x, x}).id();
+  entry.Add("tuple", testing::TupleShape({f32}), {sum});
+  xla::HloModuleProto& proto = m.Finish(entry);
   for (const char* format : {"hlo", "hlo_with_config"}) {
     SCOPED_TRACE(format);
+    std::string bytes;
+    if (std::string(format) == "hlo") {
+      bytes = proto.SerializeAsString();
+    } else {
+      xla::HloModuleProtoWithConfig with_config;
+      *with_config.mutable_hlo_module() = proto;
+      bytes = with_config.SerializeAsString();
+    }
     PJRT_LoadedExecutable* loaded = nullptr;
     ErrorInfo info =
-        TryCompile(hlo_module, JaxCompileOptions(kDevices, 1), &loaded, format);
-    EXPECT_EQ(info.code, PJRT_Error_Code_UNIMPLEMENTED) << Describe(info);
-    EXPECT_NE(info.message.find("StableHLO"), std::string::npos)
-        << info.message;
+        TryCompile(bytes, JaxCompileOptions(kDevices, 1), &loaded, format);
+    ASSERT_EQ(info.code, 0) << Describe(info);
+    ASSERT_NE(loaded, nullptr);
+    // OptimizedProgram gives the HLO back, with the entry layout XLA needs.
+    PJRT_Executable* executable = GetExecutable(loaded);
+    PJRT_Program program = KILN_ARGS(PJRT_Program);
+    auto size = KILN_ARGS(PJRT_Executable_OptimizedProgram_Args);
+    size.executable = executable;
+    size.program = &program;
+    PJRT_EXPECT_OK(api_, api_->PJRT_Executable_OptimizedProgram(&size));
+    EXPECT_EQ(std::string(program.format, program.format_size),
+              "hlo_with_config");
+    std::string code(program.code_size, '\0');
+    program.code = code.data();
+    PJRT_EXPECT_OK(api_, api_->PJRT_Executable_OptimizedProgram(&size));
+    xla::HloModuleProtoWithConfig back;
+    ASSERT_TRUE(back.ParseFromString(code));
+    EXPECT_EQ(back.hlo_module().name(), "SyncTensorsGraph.3");
+    DestroyExecutable(executable);
+    DestroyLoadedExecutable(loaded);
+  }
+}
+
+TEST_F(TorchReplayTest, BadHloProgramsAreErrorsNamingTheProblem) {
+  testing::HloModuleBuilder m("bad");
+  auto entry = m.Computation("main");
+  int64_t x = entry.Parameter(0, testing::ArrayShape(xla::F32, {4}));
+  entry.Add("send", testing::ArrayShape(xla::F32, {4}), {x});
+  struct Case {
+    std::string bytes;
+    PJRT_Error_Code code;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {m.Finish(entry).SerializeAsString(), PJRT_Error_Code_UNIMPLEMENTED,
+       "HLO opcode 'send' is not supported"},
+      {std::string("\x0a\x04main", 6), PJRT_Error_Code_INVALID_ARGUMENT,
+       "no entry computation"},
+      {std::string("\xff\xfe\xfd", 3), PJRT_Error_Code_INVALID_ARGUMENT,
+       "not a serialized xla.HloModuleProto"},
+  };
+  for (const Case& c : cases) {
+    PJRT_LoadedExecutable* loaded = nullptr;
+    ErrorInfo info =
+        TryCompile(c.bytes, JaxCompileOptions(kDevices, 1), &loaded, "hlo");
+    EXPECT_EQ(info.code, c.code) << Describe(info);
+    EXPECT_NE(info.message.find(c.message), std::string::npos) << info.message;
     EXPECT_EQ(loaded, nullptr);
   }
 }

@@ -38,10 +38,10 @@ void CheckFile(const std::string& path, Counts& counts) {
     ++counts.failed;
     return;
   }
-  if (parse::IsBytecode(*bytes)) {
+  if (parse::IsBytecode(*bytes) || parse::IsHloModulePath(path)) {
     ++counts.parts;
     StatusOr<std::unique_ptr<ir::Module>> module =
-        parse::ParseModule(*bytes, path);
+        parse::ParseFile(*bytes, path);
     if (module.ok()) {
       if (Status verified = ir::VerifyModule(**module); !verified.ok()) {
         module = StatusOr<std::unique_ptr<ir::Module>>(verified);

@@ -28,7 +28,7 @@ int RunPrint(Arguments& args) {
     return 1;
   }
   StatusOr<std::unique_ptr<ir::Module>> module =
-      parse::ParseModule(*bytes, path == "-" ? "<stdin>" : path);
+      parse::ParseFile(*bytes, path == "-" ? "<stdin>" : path);
   if (!module.ok()) {
     std::fprintf(stderr, "%s\n",
                  std::string(module.status().message()).c_str());

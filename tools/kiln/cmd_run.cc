@@ -102,7 +102,7 @@ int RunRun(Arguments& args) {
     std::fprintf(stderr, "kiln run: %s\n", text.status().ToString().c_str());
     return 1;
   }
-  auto module = parse::ParseModule(*text, path);
+  auto module = parse::ParseFile(*text, path);
   if (!module.ok()) {
     std::fprintf(stderr, "kiln run: %s\n", module.status().ToString().c_str());
     return 1;
