@@ -1874,13 +1874,24 @@ void RemoveDeadOps(ir::Module& module) {
     };
     for (Operation* func : module.Functions()) sweep(ir::func::Body(*func));
   }
-  // Private functions nothing calls any more (their calls were inlined).
+  // Private functions nothing refers to any more (their calls were
+  // inlined). Any symbol in any attribute counts as a reference: calls'
+  // `callee`, composites' `decomposition`, custom calls'
+  // `called_computations`.
   std::set<std::string> called;
-  module.op().Walk([&](Operation& op) {
-    Attribute callee = op.GetAttr("callee");
-    if (op.name() == "func.call" && callee.is(AttrKind::kSymbolRef)) {
-      called.insert(callee.symbol_root());
+  std::function<void(const Attribute&)> collect = [&](const Attribute& attr) {
+    if (attr.is(AttrKind::kSymbolRef)) {
+      called.insert(attr.symbol_root());
+    } else if (attr.is(AttrKind::kArray)) {
+      for (const Attribute& element : attr.array()) collect(element);
+    } else if (attr.is(AttrKind::kDictionary)) {
+      for (const auto& [name, value] : attr.dictionary()) collect(value);
     }
+  };
+  module.op().Walk([&](Operation& op) {
+    if (op.name() == "func.func") return;  // its own sym_name is not a use
+    for (const auto& [name, value] : op.properties().entries()) collect(value);
+    for (const auto& [name, value] : op.attributes().entries()) collect(value);
   });
   const Operation* entry = module.EntryFunction();
   OpList kept;

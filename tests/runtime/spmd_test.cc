@@ -57,6 +57,30 @@ module @dp attributes {mhlo.num_partitions = 4 : i32} {
   }
 }
 
+TEST_F(SpmdTest, CompositeDecompositionsSurviveThePartitioner) {
+  // JAX writes erf and top_k as composites whose decomposition is a
+  // private function nothing calls: the partitioner must keep it.
+  auto executable = Compile(R"(
+module @c attributes {mhlo.num_partitions = 2 : i32} {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func @main(%a: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) {
+    %0 = stablehlo.composite "test.twice" %a {decomposition = @twice.impl} : (tensor<4xf32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+  func.func private @twice.impl(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.add %x, %x : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+})",
+                            1, 2);
+  ASSERT_OK(executable.status());
+  std::vector<std::vector<std::vector<float>>> arguments = {{{1.0f, 2.0f}},
+                                                            {{3.0f, 4.0f}}};
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  EXPECT_EQ(outputs[0][0], (std::vector<float>{2.0f, 4.0f}));
+  EXPECT_EQ(outputs[1][0], (std::vector<float>{6.0f, 8.0f}));
+}
+
 TEST_F(SpmdTest, TransposeMovesTilesBetweenDevices) {
   // A 4x6 matrix cut [{"y"}, {"x"}] on x=2, y=2 (device = 2x + y), its
   // transpose returned cut [{"x"}, {"y"}].
