@@ -92,6 +92,10 @@ std::string HumanBytes(uint64_t bytes);
 // `max_length` bytes shown, then "...").
 std::string EscapeForMessage(std::string_view bytes, size_t max_length = 64);
 
+// `text` as a JSON string literal: quoted, with quotes, backslashes and
+// control characters escaped.
+std::string JsonString(std::string_view text);
+
 }  // namespace kiln
 
 #endif  // KILN_BASE_STRINGS_H_

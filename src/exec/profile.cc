@@ -6,6 +6,8 @@
 #include <map>
 #include <thread>
 
+#include "base/strings.h"
+
 namespace kiln::exec {
 namespace {
 
@@ -13,32 +15,6 @@ int64_t SteadyNanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-void AppendJsonString(std::string& out, const std::string& text) {
-  out += '"';
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
 }
 
 }  // namespace
@@ -76,10 +52,10 @@ std::string ChromeTraceJson(const std::vector<ProfileEvent>& events) {
                   it->second, event.begin_ns / 1000.0,
                   (event.end_ns - event.begin_ns) / 1000.0);
     out += "{\"name\":";
-    AppendJsonString(out, name);
+    out += JsonString(name);
     out += timing;
     out += "\"args\":{\"ops\":";
-    AppendJsonString(out, event.name);
+    out += JsonString(event.name);
     out += ",\"depth\":" + std::to_string(event.depth) + "}}";
   }
   out += "]}\n";
