@@ -55,6 +55,12 @@ const ElementwiseKernel* AsElementwise(const exec::Step& step) {
 
 }  // namespace
 
+bool Lowering::ScratchDeadAfter(SlotId root, int64_t index) const {
+  const exec::Slot& s = plan_.slots()[root];
+  return s.kind == exec::SlotKind::kTemp && !s.is_token &&
+         last_use_[root] <= index;
+}
+
 void Lowering::FuseElementwiseSteps() {
   exec::Region& region = *frames_.back().region;
   std::vector<int64_t>& indices = frame_step_indices_[frames_.back().id];
@@ -127,9 +133,7 @@ void Lowering::FuseElementwiseSteps() {
     // use is inside the run) and that is an ordinary scratch array lives
     // in a tile buffer.
     auto internal = [&](SlotId id) {
-      SlotId root = alias_root_[id];
-      return root == id && slot(root).kind == exec::SlotKind::kTemp &&
-             !slot(root).is_token && last_use_[root] <= last_index;
+      return alias_root_[id] == id && ScratchDeadAfter(id, last_index);
     };
 
     // The last step of the run that reads each value made in the run, so
@@ -269,9 +273,7 @@ void Lowering::FuseRowReductions(
         }
         // The operand must be an ordinary scratch value read by no one
         // after the reduction.
-        if (reduced >= 0 && (slot(operand).kind != exec::SlotKind::kTemp ||
-                             slot(operand).is_token ||
-                             last_use_[operand] > indices[k + 1])) {
+        if (reduced >= 0 && !ScratchDeadAfter(operand, indices[k + 1])) {
           reduced = -1;
         }
       }

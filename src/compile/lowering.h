@@ -200,6 +200,9 @@ class Lowering {
   // Replaces runs of elementwise steps of the innermost frame's region,
   // which is complete, by fused kernels (fuse_elementwise.cc).
   void FuseElementwiseSteps();
+  // Whether `root` is an ordinary scratch array (not a token, argument,
+  // output or constant) that no step after `index` reads.
+  bool ScratchDeadAfter(SlotId root, int64_t index) const;
   // Gives row reductions their elementwise producer (same file).
   void FuseRowReductions(
       std::vector<exec::Step>& steps, std::vector<int64_t>& indices,

@@ -99,24 +99,7 @@ bool ReduceFast(Combiner combiner, const std::byte* in, std::byte* out,
     }
     return false;
   };
-  switch (combiner) {
-    case Combiner::kAdd:
-      return run(ops::Add{});
-    case Combiner::kMultiply:
-      return run(ops::Multiply{});
-    case Combiner::kMaximum:
-      return run(ops::Maximum{});
-    case Combiner::kMinimum:
-      return run(ops::Minimum{});
-    case Combiner::kAnd:
-      return run(ops::And{});
-    case Combiner::kOr:
-      return run(ops::Or{});
-    case Combiner::kXor:
-      return run(ops::Xor{});
-    default:
-      return false;
-  }
+  return WithCombinerOp(combiner, run);
 }
 
 class ReduceKernel : public Kernel {

@@ -127,31 +127,14 @@ bool DispatchRowReduce(const RowReduceParams& p, Fn&& fn) {
   bool done = false;
   DispatchNative(p.type, [&](auto tag) {
     using T = decltype(tag);
-    auto with = [&](auto op) {
+    WithCombinerOp(p.combiner, [&](auto op) {
       using Op = decltype(op);
       if constexpr (requires(T v) { Op::Apply(v, v, 0); }) {
         fn(op, tag);
         done = true;
       }
-    };
-    switch (p.combiner) {
-      case Combiner::kAdd:
-        return with(ops::Add{});
-      case Combiner::kMultiply:
-        return with(ops::Multiply{});
-      case Combiner::kMaximum:
-        return with(ops::Maximum{});
-      case Combiner::kMinimum:
-        return with(ops::Minimum{});
-      case Combiner::kAnd:
-        return with(ops::And{});
-      case Combiner::kOr:
-        return with(ops::Or{});
-      case Combiner::kXor:
-        return with(ops::Xor{});
-      default:
-        return;
-    }
+      return done;
+    });
   });
   return done;
 }

@@ -9,11 +9,38 @@
 #include <cstdint>
 #include <cstring>
 
+#include "exec/kernels/elementwise_ops.h"
+#include "exec/kernels/region_call.h"
 #include "exec/kernels/vectorize.h"
 
 namespace kiln::exec {
 
 inline constexpr int64_t kReduceLanes = 16;
+
+// Calls fn(Op{}) with the functor of a combiner that has one (add,
+// multiply, maximum, minimum, and, or, xor) and returns what fn returns;
+// false for the others (generic, replace, keep).
+template <typename Fn>
+bool WithCombinerOp(Combiner combiner, Fn&& fn) {
+  switch (combiner) {
+    case Combiner::kAdd:
+      return fn(ops::Add{});
+    case Combiner::kMultiply:
+      return fn(ops::Multiply{});
+    case Combiner::kMaximum:
+      return fn(ops::Maximum{});
+    case Combiner::kMinimum:
+      return fn(ops::Minimum{});
+    case Combiner::kAnd:
+      return fn(ops::And{});
+    case Combiner::kOr:
+      return fn(ops::Or{});
+    case Combiner::kXor:
+      return fn(ops::Xor{});
+    default:
+      return false;
+  }
+}
 
 // lanes[j] = op(lanes[j], x[g * 16 + j]) for `groups` groups of 16.
 template <typename Op, typename T>
