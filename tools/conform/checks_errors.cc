@@ -14,9 +14,16 @@ StatusOr<std::unique_ptr<client::Executable>> CompileAdd(
   return CompileFor(context, AddProgram().text, FirstDevice(context));
 }
 
-// Runs add_f32 (two f32[4] parameters) on `arrays`.
-Status ExecuteAddWith(const CheckContext& context,
-                      const std::vector<HostArray>& arrays) {
+// An execution's own error (or OK), apart from errors setting it up.
+struct ExecutionOutcome {
+  Status status;
+};
+
+// Runs add_f32 (two f32[4] parameters) on `arrays`. Compiling and
+// uploading must succeed: their errors are the check's.
+
+StatusOr<ExecutionOutcome> ExecuteAddWith(
+    const CheckContext& context, const std::vector<HostArray>& arrays) {
   ASSIGN_OR_RETURN(auto executable, CompileAdd(context));
   std::vector<std::unique_ptr<Buffer>> buffers;
   std::vector<Buffer*> arguments;
@@ -25,7 +32,15 @@ Status ExecuteAddWith(const CheckContext& context,
     arguments.push_back(buffer.get());
     buffers.push_back(std::move(buffer));
   }
-  return ExecutionError(*executable, arguments);
+  return ExecutionOutcome{ExecutionError(*executable, arguments)};
+}
+
+// What an execution on `arrays` gave, as ExpectRejected judges it.
+StatusOr<std::string> ExpectExecutionRejected(
+    const CheckContext& context, const std::vector<HostArray>& arrays,
+    std::string_view what) {
+  ASSIGN_OR_RETURN(ExecutionOutcome execution, ExecuteAddWith(context, arrays));
+  return ExpectRejected(execution.status, what);
 }
 
 HostArray F32x4() {
@@ -33,23 +48,25 @@ HostArray F32x4() {
 }
 
 StatusOr<std::string> ArgumentCount(CheckContext& context) {
-  return ExpectRejected(ExecuteAddWith(context, {F32x4()}),
-                        "executing add_f32 (2 parameters) with 1 argument");
+  return ExpectExecutionRejected(
+      context, {F32x4()}, "executing add_f32 (2 parameters) with 1 argument");
 }
 
 StatusOr<std::string> ArgumentShape(CheckContext& context) {
   // f32[2,2] has the bytes of f32[4]: only the shape is wrong.
   HostArray square =
       MakeArray<float>(PJRT_Buffer_Type_F32, {2, 2}, {1, 2, 3, 4});
-  return ExpectRejected(ExecuteAddWith(context, {square, square}),
-                        "executing add_f32 (f32[4] parameters) on f32[2,2]");
+  return ExpectExecutionRejected(
+      context, {square, square},
+      "executing add_f32 (f32[4] parameters) on f32[2,2]");
 }
 
 StatusOr<std::string> ArgumentType(CheckContext& context) {
   HostArray integers =
       MakeArray<int32_t>(PJRT_Buffer_Type_S32, {4}, {1, 2, 3, 4});
-  return ExpectRejected(ExecuteAddWith(context, {integers, integers}),
-                        "executing add_f32 (f32[4] parameters) on s32[4]");
+  return ExpectExecutionRejected(
+      context, {integers, integers},
+      "executing add_f32 (f32[4] parameters) on s32[4]");
 }
 
 StatusOr<std::string> DeletedArgument(CheckContext& context) {
@@ -144,9 +161,19 @@ StatusOr<std::string> ZeroStructSize(CheckContext& context) {
                 "PJRT_Client_PlatformName_Args with struct_size 0");
 }
 
+// A second client of the plugin; one that allows only one is UNSUPPORTED.
+StatusOr<std::shared_ptr<client::Client>> SecondClient(
+    const CheckContext& context) {
+  auto other = client::Client::Create(context.plugin, context.create_options);
+  if (!other.ok()) {
+    return NotApplicable("a second client could not be made: ",
+                         other.status().ToString());
+  }
+  return *other;
+}
+
 StatusOr<std::string> ForeignBuffer(CheckContext& context) {
-  ASSIGN_OR_RETURN(auto other, client::Client::Create(context.plugin,
-                                                      context.create_options));
+  ASSIGN_OR_RETURN(auto other, SecondClient(context));
   ASSIGN_OR_RETURN(auto executable, CompileAdd(context));
   ASSIGN_OR_RETURN(auto mine, Upload(context, F32x4(), FirstDevice(context)));
   CheckContext other_context{context.plugin, other, context.create_options};
@@ -158,8 +185,7 @@ StatusOr<std::string> ForeignBuffer(CheckContext& context) {
 }
 
 StatusOr<std::string> ForeignDevice(CheckContext& context) {
-  ASSIGN_OR_RETURN(auto other, client::Client::Create(context.plugin,
-                                                      context.create_options));
+  ASSIGN_OR_RETURN(auto other, SecondClient(context));
   HostArray values = F32x4();
   auto upload = RawBufferFromHost(
       context, values.bytes.data(), values.shape,

@@ -67,6 +67,9 @@ CheckOutcome RunInProcess(const Check& check, const SuiteOptions& options) {
     return {Outcome::kFail,
             StrCat("PJRT_Client_Create: ", created.status().ToString()), true};
   }
+  if ((*created)->addressable_devices().empty()) {
+    return {Outcome::kFail, "the client has no addressable devices", true};
+  }
   CheckContext context{*plugin, *created, options.create_options};
   return Judge(check, check.run(context));
 }
