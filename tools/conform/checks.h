@@ -90,7 +90,8 @@ Status ExpectEqual(std::string_view what, const HostArray& actual,
 Status AwaitWithin(const client::Future& future, double seconds,
                    std::string_view what);
 
-// Serialized compile options for `replicas` replicas on `device_ids`.
+// Serialized compile options: one replica on each of `device_ids`, one
+// partition.
 StatusOr<std::string> CompileOptionsFor(const std::vector<int64_t>& device_ids);
 
 // Compiles MLIR text for `device` (one replica, one partition).
