@@ -38,12 +38,33 @@ CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -G Ninja \
   -DKILN_SANITIZE="address;undefined" -DKILN_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build "$BUILD" --target "${TARGETS[@]}"
 
+# The corpus's .mlir files hold many programs each, separated by
+# `// -----`: the text fuzzers start from the parts (up to 16 KB each).
+split_parts() {  # out_dir dirs...
+  local out="$1"
+  shift
+  [ -d "$out" ] && return 0
+  mkdir -p "$out"
+  for dir in "$@"; do
+    [ -d "$dir" ] || continue
+    find "$dir" -name '*.mlir' -print0 | xargs -0 awk -v out="$out" '
+      FNR == 1 { part++ }
+      /^\/\/ -----/ { part++; next }
+      { file = out "/" part ".mlir"; print >> file; close(file) }'
+  done
+  find "$out" -type f -size +16k -delete
+}
 # Seeds beyond the target's own (tests/fuzz/seeds/<target>).
 seeds_of() {
   case "$1" in
-    text_parser_fuzzer) echo "$SHARED/corpus/stablehlo/syntax $SHARED/corpus/stablehlo/testdata" ;;
+    text_parser_fuzzer)
+      split_parts "$BUILD/seeds/text" "$SHARED/corpus/stablehlo/syntax" "$SHARED/corpus/stablehlo/testdata"
+      echo "$BUILD/seeds/text" ;;
     bytecode_fuzzer) echo "$SHARED/corpus/stablehlo/vhlo" ;;
-    compile_fuzzer) echo "$SHARED/corpus/stablehlo/testdata $SHARED/corpus/stablehlo/interpret" ;;
+    compile_fuzzer)
+      split_parts "$BUILD/seeds/compile" "$SHARED/corpus/stablehlo/testdata" \
+        "$SHARED/corpus/stablehlo/interpret" "$SHARED/corpus/stablehlo/math"
+      echo "$BUILD/seeds/compile" ;;
   esac
 }
 options_of() {
