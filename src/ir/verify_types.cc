@@ -273,10 +273,20 @@ Status CheckTypeRules(const Type& type, std::string_view what) {
     for (int64_t dim : type.shape()) {
       if (dim != kDynamic) known.push_back(dim);
     }
-    if (!StaticElementCount(known)) {
+    std::optional<int64_t> count = StaticElementCount(known);
+    if (!count) {
       return InvalidArgumentError(what, ": ", Quoted(type),
                                   " has negative sizes or more elements than "
                                   "fit in 64 bits");
+    }
+    // ... and so are its bytes (2^62 f32 elements count, their bytes do not).
+    const Type element = type.element();
+    if (element.is(TypeKind::kElement) || element.is(TypeKind::kQuantized)) {
+      const int64_t bytes = StorageBytes(type.StorageElementType());
+      if (bytes > 1 && *count > std::numeric_limits<int64_t>::max() / bytes) {
+        return InvalidArgumentError(what, ": ", Quoted(type),
+                                    " takes more bytes than fit in 64 bits");
+      }
     }
   }
   return CheckQuantizedTypeRules(type, what, /*value_rules=*/false);

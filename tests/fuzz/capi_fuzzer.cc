@@ -139,11 +139,12 @@ const std::string kCompileOptions[] = {
     std::string("\x1a\xff\xff", 3),
 };
 
-constexpr PJRT_Buffer_Type kTypes[] = {
+// As ints: a C caller may pass a value outside the enumerators (C++ may
+// not hold one in the enum type, so it is copied into the field's bytes).
+constexpr int kTypes[] = {
     PJRT_Buffer_Type_F32, PJRT_Buffer_Type_S32,  PJRT_Buffer_Type_PRED,
     PJRT_Buffer_Type_BF16, PJRT_Buffer_Type_F64, PJRT_Buffer_Type_S4,
-    PJRT_Buffer_Type_C64, PJRT_Buffer_Type_INVALID,
-    static_cast<PJRT_Buffer_Type>(1000),
+    PJRT_Buffer_Type_C64, PJRT_Buffer_Type_INVALID, 1000,
 };
 
 struct HeldBuffer {
@@ -195,7 +196,7 @@ struct Session {
   }
 
   void Upload(Input& in) {
-    const PJRT_Buffer_Type type = kTypes[in.Below(std::size(kTypes))];
+    const int type = kTypes[in.Below(std::size(kTypes))];
     const size_t rank = in.Below(4);
     std::vector<int64_t> dims(rank);
     int64_t elements = 1;
@@ -222,7 +223,7 @@ struct Session {
     args.struct_size = in.StructSize(args.struct_size);
     args.client = client;
     args.data = in.Byte() == 0 ? nullptr : host->data();
-    args.type = type;
+    std::memcpy(&args.type, &type, sizeof(type));
     args.dims = dims.data();
     args.num_dims = rank;
     if (strided) {

@@ -119,7 +119,7 @@ TEST(HloReaderTest, RefusesAnUnsupportedOpcodeByName) {
 
 TEST(HloReaderTest, RefusesMalformedBytesWithoutCrashing) {
   for (std::string bytes :
-       {std::string("\xff\xff\xff\xff garbage", 12), std::string("\x1a\x05ab", 4),
+       {std::string("\xff\xff\xff\xff garbage", 12), std::string("\x1a\x05" "ab", 4),
         std::string()}) {
     auto module = ReadHloModule(bytes, "bad");
     EXPECT_FALSE(module.ok());
