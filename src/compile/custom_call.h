@@ -42,6 +42,16 @@ class CustomCallRegistry {
 // tridiagonal_solve_perturbed_ffi (lower_lapack.cc).
 void RegisterLapackTargets(CustomCallRegistry& registry);
 
+// Whether `op` is a custom call of XLA's typed FFI (`api_version = 4`, or
+// a dictionary `mhlo.backend_config` as JAX writes it).
+bool IsFfiCustomCall(const ir::Operation& op);
+
+// Lowers a typed-FFI custom call of `target` to a call of the handler
+// registered for it (exec/ffi.h; lower_ffi.cc); UNIMPLEMENTED naming the
+// target when none is.
+Status LowerFfiCall(Lowering& lowering, const ir::Operation& op,
+                    const std::string& target);
+
 // Binds every result of `op` to the slot of the operand at the same
 // position (for annotations that are identities on one device).
 Status LowerAsIdentity(Lowering& lowering, const ir::Operation& op);
