@@ -147,6 +147,57 @@ XLA_FFI_Error* AddUserData(XLA_FFI_CallFrame* frame) {
   return nullptr;
 }
 
+// The plugin's XLA_FFI_Api, as the first call frame showed it.
+const XLA_FFI_Api* g_ffi_api = nullptr;
+
+XLA_FFI_Error* RememberApi(XLA_FFI_CallFrame* frame) {
+  g_ffi_api = frame->api;
+  if (AnswerMetadata(frame)) return nullptr;
+  return nullptr;
+}
+
+// A stateful handler: the instantiate stage makes the state (a float read
+// from attribute `start`), the execute stage writes x + state.
+XLA_FFI_TypeId g_state_type{0};
+bool g_state_deleted = false;
+
+XLA_FFI_Error* StatefulInstantiate(XLA_FFI_CallFrame* frame) {
+  if (AnswerMetadata(frame)) return nullptr;
+  if (frame->stage != XLA_FFI_ExecutionStage_INSTANTIATE) {
+    return Fail(frame, "instantiate called at another stage");
+  }
+  auto* start = static_cast<XLA_FFI_Scalar*>(
+      FindAttr(frame->attrs, "start", XLA_FFI_AttrType_SCALAR));
+  if (start == nullptr || start->dtype != XLA_FFI_DataType_F32) {
+    return Fail(frame, "attribute start missing");
+  }
+  XLA_FFI_State_Set_Args set{};
+  set.struct_size = XLA_FFI_State_Set_Args_STRUCT_SIZE;
+  set.ctx = frame->ctx;
+  set.stage = XLA_FFI_ExecutionStage_INSTANTIATE;
+  set.type_id = &g_state_type;
+  set.state = new float(*static_cast<float*>(start->value));
+  return frame->api->XLA_FFI_State_Set(&set);
+}
+
+XLA_FFI_Error* StatefulExecute(XLA_FFI_CallFrame* frame) {
+  if (AnswerMetadata(frame)) return nullptr;
+  XLA_FFI_State_Get_Args get{};
+  get.struct_size = XLA_FFI_State_Get_Args_STRUCT_SIZE;
+  get.ctx = frame->ctx;
+  get.stage = XLA_FFI_ExecutionStage_INSTANTIATE;
+  get.type_id = &g_state_type;
+  if (XLA_FFI_Error* error = frame->api->XLA_FFI_State_Get(&get)) return error;
+  const float add = *static_cast<float*>(get.state);
+  auto* x = static_cast<XLA_FFI_Buffer*>(frame->args.args[0]);
+  auto* y = static_cast<XLA_FFI_Buffer*>(frame->rets.rets[0]);
+  for (int64_t i = 0; i < x->dims[0]; ++i) {
+    static_cast<float*>(y->data)[i] =
+        static_cast<const float*>(x->data)[i] + add;
+  }
+  return nullptr;
+}
+
 // Built for a future major version of the FFI.
 XLA_FFI_Error* FromTheFuture(XLA_FFI_CallFrame* frame) {
   if (AnswerMetadata(frame, XLA_FFI_API_MAJOR + 1)) return nullptr;
@@ -373,6 +424,74 @@ TEST_F(FfiTest, UserDataReachesTheHandlerThroughTheExecuteContext) {
   EXPECT_TRUE(deleted);
   DestroyBuffer(x);
   DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(FfiTest, StatefulHandlerThroughKilnsFfiApi) {
+  // Kiln's XLA_FFI_Api, from a call frame (its metadata query).
+  ASSERT_EQ(Register("kiln_test_remember_api", &RememberApi).code,
+            PJRT_Error_Code_OK);
+  ASSERT_NE(g_ffi_api, nullptr);
+  EXPECT_EQ(g_ffi_api->api_version.major_version, XLA_FFI_API_MAJOR);
+  EXPECT_EQ(g_ffi_api->api_version.minor_version, XLA_FFI_API_MINOR);
+
+  XLA_FFI_TypeInfo info{};
+  info.struct_size = XLA_FFI_TypeInfo_STRUCT_SIZE;
+  info.deleter = [](void* state) {
+    delete static_cast<float*>(state);
+    g_state_deleted = true;
+  };
+  XLA_FFI_Type_Register_Args type{};
+  type.struct_size = sizeof(type);
+  type.name = {"kiln_test_state", std::strlen("kiln_test_state")};
+  type.type_id = &g_state_type;
+  type.type_info = &info;
+  ASSERT_EQ(g_ffi_api->XLA_FFI_Type_Register(&type), nullptr);
+  ASSERT_GT(g_state_type.type_id, 0);
+
+  XLA_FFI_Handler_Register_Args handler{};
+  handler.struct_size = XLA_FFI_Handler_Register_Args_STRUCT_SIZE;
+  handler.name = {"kiln_test_stateful", std::strlen("kiln_test_stateful")};
+  handler.platform = {"kiln", 4};
+  handler.bundle.instantiate = &StatefulInstantiate;
+  handler.bundle.execute = &StatefulExecute;
+  ASSERT_EQ(g_ffi_api->XLA_FFI_Handler_Register(&handler), nullptr);
+
+  std::string program = OneTargetProgram("kiln_test_stateful");
+  program.replace(program.find("mhlo.backend_config = {}"),
+                  std::strlen("mhlo.backend_config = {}"),
+                  "mhlo.backend_config = {start = 5.000000e-01 : f32}");
+  PJRT_LoadedExecutable* loaded = Compile(program);
+  ASSERT_NE(loaded, nullptr);
+  PJRT_Buffer* x = UploadF32({1, 2, 3, 4}, {4});
+  for (int i = 0; i < 2; ++i) {
+    std::vector<PJRT_Buffer*> outputs;
+    ErrorInfo ran = RunOne(loaded, x, &outputs);
+    ASSERT_EQ(ran.code, PJRT_Error_Code_OK) << Describe(ran);
+    EXPECT_EQ(DownloadF32(outputs[0]),
+              (std::vector<float>{1.5f, 2.5f, 3.5f, 4.5f}));
+    DestroyBuffers(outputs);
+  }
+  DestroyBuffer(x);
+  EXPECT_FALSE(g_state_deleted);
+  // The state lives as long as the executable's plans.
+  DestroyLoadedExecutable(loaded);
+  EXPECT_TRUE(g_state_deleted);
+
+  // A handler error through the table: message and code survive.
+  XLA_FFI_Error_Create_Args create{};
+  create.struct_size = XLA_FFI_Error_Create_Args_STRUCT_SIZE;
+  create.message = "kept";
+  create.errc = XLA_FFI_Error_Code_OUT_OF_RANGE;
+  XLA_FFI_Error* error = g_ffi_api->XLA_FFI_Error_Create(&create);
+  XLA_FFI_Error_GetMessage_Args message{};
+  message.struct_size = XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE;
+  message.error = error;
+  g_ffi_api->XLA_FFI_Error_GetMessage(&message);
+  EXPECT_STREQ(message.message, "kept");
+  XLA_FFI_Error_Destroy_Args destroy{};
+  destroy.struct_size = XLA_FFI_Error_Destroy_Args_STRUCT_SIZE;
+  destroy.error = error;
+  g_ffi_api->XLA_FFI_Error_Destroy(&destroy);
 }
 
 TEST_F(FfiTest, ProfilerSessionSeesExecutesAndSteps) {
