@@ -17,31 +17,56 @@ namespace {
 // per byte, XLA packs them).
 XLA_FFI_DataType FfiDataType(ElementType type) {
   switch (type) {
-    case ElementType::kI1: return XLA_FFI_DataType_PRED;
-    case ElementType::kI8: return XLA_FFI_DataType_S8;
-    case ElementType::kI16: return XLA_FFI_DataType_S16;
-    case ElementType::kI32: return XLA_FFI_DataType_S32;
-    case ElementType::kI64: return XLA_FFI_DataType_S64;
-    case ElementType::kIndex: return XLA_FFI_DataType_S64;
-    case ElementType::kUI8: return XLA_FFI_DataType_U8;
-    case ElementType::kUI16: return XLA_FFI_DataType_U16;
-    case ElementType::kUI32: return XLA_FFI_DataType_U32;
-    case ElementType::kUI64: return XLA_FFI_DataType_U64;
-    case ElementType::kF16: return XLA_FFI_DataType_F16;
-    case ElementType::kBF16: return XLA_FFI_DataType_BF16;
-    case ElementType::kF32: return XLA_FFI_DataType_F32;
-    case ElementType::kF64: return XLA_FFI_DataType_F64;
-    case ElementType::kC64: return XLA_FFI_DataType_C64;
-    case ElementType::kC128: return XLA_FFI_DataType_C128;
-    case ElementType::kF8E5M2: return XLA_FFI_DataType_F8E5M2;
-    case ElementType::kF8E4M3FN: return XLA_FFI_DataType_F8E4M3FN;
-    case ElementType::kF8E4M3B11FNUZ: return XLA_FFI_DataType_F8E4M3B11FNUZ;
-    case ElementType::kF8E5M2FNUZ: return XLA_FFI_DataType_F8E5M2FNUZ;
-    case ElementType::kF8E4M3FNUZ: return XLA_FFI_DataType_F8E4M3FNUZ;
-    case ElementType::kF8E4M3: return XLA_FFI_DataType_F8E4M3;
-    case ElementType::kF8E3M4: return XLA_FFI_DataType_F8E3M4;
-    case ElementType::kF8E8M0FNU: return XLA_FFI_DataType_F8E8M0FNU;
-    default: return XLA_FFI_DataType_INVALID;
+    case ElementType::kI1:
+      return XLA_FFI_DataType_PRED;
+    case ElementType::kI8:
+      return XLA_FFI_DataType_S8;
+    case ElementType::kI16:
+      return XLA_FFI_DataType_S16;
+    case ElementType::kI32:
+      return XLA_FFI_DataType_S32;
+    case ElementType::kI64:
+      return XLA_FFI_DataType_S64;
+    case ElementType::kIndex:
+      return XLA_FFI_DataType_S64;
+    case ElementType::kUI8:
+      return XLA_FFI_DataType_U8;
+    case ElementType::kUI16:
+      return XLA_FFI_DataType_U16;
+    case ElementType::kUI32:
+      return XLA_FFI_DataType_U32;
+    case ElementType::kUI64:
+      return XLA_FFI_DataType_U64;
+    case ElementType::kF16:
+      return XLA_FFI_DataType_F16;
+    case ElementType::kBF16:
+      return XLA_FFI_DataType_BF16;
+    case ElementType::kF32:
+      return XLA_FFI_DataType_F32;
+    case ElementType::kF64:
+      return XLA_FFI_DataType_F64;
+    case ElementType::kC64:
+      return XLA_FFI_DataType_C64;
+    case ElementType::kC128:
+      return XLA_FFI_DataType_C128;
+    case ElementType::kF8E5M2:
+      return XLA_FFI_DataType_F8E5M2;
+    case ElementType::kF8E4M3FN:
+      return XLA_FFI_DataType_F8E4M3FN;
+    case ElementType::kF8E4M3B11FNUZ:
+      return XLA_FFI_DataType_F8E4M3B11FNUZ;
+    case ElementType::kF8E5M2FNUZ:
+      return XLA_FFI_DataType_F8E5M2FNUZ;
+    case ElementType::kF8E4M3FNUZ:
+      return XLA_FFI_DataType_F8E4M3FNUZ;
+    case ElementType::kF8E4M3:
+      return XLA_FFI_DataType_F8E4M3;
+    case ElementType::kF8E3M4:
+      return XLA_FFI_DataType_F8E3M4;
+    case ElementType::kF8E8M0FNU:
+      return XLA_FFI_DataType_F8E8M0FNU;
+    default:
+      return XLA_FFI_DataType_INVALID;
   }
 }
 
@@ -105,8 +130,7 @@ class AttributeEncoder {
         XLA_FFI_DataType dtype = FfiDataType(type);
         if (dtype == XLA_FFI_DataType_INVALID) break;
         std::string data;
-        const bool is_float =
-            ir::Category(type) == ir::ElementCategory::kFloat;
+        const bool is_float = ir::Category(type) == ir::ElementCategory::kFloat;
         for (int64_t i = 0; i < value.dense_array_size(); ++i) {
           data += is_float ? FloatBytes(type, value.dense_floats()[i])
                            : IntegerBytes(type, value.dense_ints()[i]);
@@ -148,8 +172,7 @@ class AttributeEncoder {
   StatusOr<ElementType> ElementOf(const std::string& name,
                                   const ir::Type& type) const {
     if (!type.is(ir::TypeKind::kElement) ||
-        FfiDataType(type.element_type()) ==
-                                 XLA_FFI_DataType_INVALID) {
+        FfiDataType(type.element_type()) == XLA_FFI_DataType_INVALID) {
       return InvalidArgumentError(op_.Describe(), ": FFI attribute \"", name,
                                   "\" has type ", type.ToString(),
                                   ", which the FFI cannot pass");
@@ -167,12 +190,13 @@ Status CheckDefaultLayouts(const ir::Operation& op, const char* attr_name,
   ir::Attribute layouts = op.GetAttr(attr_name);
   if (!layouts || !layouts.is(ir::AttrKind::kArray)) return OkStatus();
   for (size_t i = 0; i < layouts.array().size() && i < ranks.size(); ++i) {
-    std::optional<std::vector<int64_t>> layout = layouts.array()[i].AsIntVector();
+    std::optional<std::vector<int64_t>> layout =
+        layouts.array()[i].AsIntVector();
     std::vector<int64_t> expected;
     for (int64_t d = ranks[i] - 1; d >= 0; --d) expected.push_back(d);
     if (layout && !layout->empty() && *layout != expected) {
-      return UnimplementedError(op.Describe(), ": ", attr_name, "[", i, "] = ",
-                                layouts.array()[i].ToString(),
+      return UnimplementedError(op.Describe(), ": ", attr_name, "[", i,
+                                "] = ", layouts.array()[i].ToString(),
                                 " (Kiln hands FFI handlers row-major buffers)");
     }
   }
@@ -279,26 +303,26 @@ Status LowerFfiCall(Lowering& lowering, const ir::Operation& op,
     for (const ir::Attribute& alias : aliases.array()) {
       if (!alias.is(ir::AttrKind::kOutputOperandAlias)) continue;
       const ir::OutputOperandAlias& pair = alias.output_operand_alias();
-      int64_t output = pair.output_tuple_indices.empty()
-                           ? 0
-                           : pair.output_tuple_indices[0];
+      int64_t output =
+          pair.output_tuple_indices.empty() ? 0 : pair.output_tuple_indices[0];
       int64_t operand = pair.operand_index;
       if (output < 0 || output >= op.num_results() || operand < 0 ||
           operand >= op.num_operands() ||
           lowering.slot(outputs[output]).byte_size() !=
               lowering.slot(inputs[operand]).byte_size()) {
         return InvalidArgumentError(op.Describe(), ": output_operand_alias ",
-                                    alias.ToString(), " does not pair a "
+                                    alias.ToString(),
+                                    " does not pair a "
                                     "result with an operand of its size");
       }
       lowering.EmitCopy(op, inputs[operand], outputs[output]);
     }
   }
 
-  ASSIGN_OR_RETURN(std::unique_ptr<exec::Kernel> kernel,
-                   exec::MakeFfiCallKernel(target, *handler,
-                                           std::move(attributes),
-                                           std::move(args), std::move(rets)));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<exec::Kernel> kernel,
+      exec::MakeFfiCallKernel(target, *handler, std::move(attributes),
+                              std::move(args), std::move(rets)));
   // Never folded: handlers may have effects.
   lowering.Emit(op, std::move(kernel), std::move(inputs), std::move(outputs),
                 /*foldable=*/false);

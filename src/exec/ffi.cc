@@ -27,23 +27,22 @@ XLA_FFI_Error* NewError(XLA_FFI_Error_Code code, std::string message) {
 }
 
 XLA_FFI_Error* StructTooSmall(const char* name, size_t given, size_t needed) {
-  return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                  StrCat(name, " has struct_size ", given, "; Kiln needs ",
-                         needed, " (XLA FFI API ", XLA_FFI_API_MAJOR, ".",
-                         XLA_FFI_API_MINOR, ")"));
+  return NewError(
+      XLA_FFI_Error_Code_INVALID_ARGUMENT,
+      StrCat(name, " has struct_size ", given, "; Kiln needs ", needed,
+             " (XLA FFI API ", XLA_FFI_API_MAJOR, ".", XLA_FFI_API_MINOR, ")"));
 }
 
-#define KILN_FFI_CHECK_ARGS(args, type, last)                                \
-  do {                                                                       \
-    if ((args) == nullptr) {                                                 \
-      return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT,                   \
-                      #type " is null");                                     \
-    }                                                                        \
-    if (!SizeAtLeast(args, (args)->struct_size,                              \
-                     XLA_FFI_STRUCT_SIZE(type, last))) {                     \
-      return StructTooSmall(#type, (args)->struct_size,                      \
-                            XLA_FFI_STRUCT_SIZE(type, last));                \
-    }                                                                        \
+#define KILN_FFI_CHECK_ARGS(args, type, last)                                 \
+  do {                                                                        \
+    if ((args) == nullptr) {                                                  \
+      return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT, #type " is null"); \
+    }                                                                         \
+    if (!SizeAtLeast(args, (args)->struct_size,                               \
+                     XLA_FFI_STRUCT_SIZE(type, last))) {                      \
+      return StructTooSmall(#type, (args)->struct_size,                       \
+                            XLA_FFI_STRUCT_SIZE(type, last));                 \
+    }                                                                         \
   } while (false)
 
 std::string_view View(const XLA_FFI_ByteSpan& span) {
@@ -83,7 +82,8 @@ constexpr const char* kPlatforms[] = {"kiln", "Host", "cpu"};
 StatusOr<std::string> CanonicalPlatform(std::string_view platform) {
   std::string lower;
   for (char c : platform) {
-    lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    lower.push_back(
+        static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
   if (lower == "kiln") return std::string("kiln");
   if (lower == "host") return std::string("Host");
@@ -165,8 +165,8 @@ XLA_FFI_Error* TypeRegister(XLA_FFI_Type_Register_Args* args) {
                     "XLA_FFI_Type_Register_Args.type_id is null");
   }
   void (*deleter)(void*) = nullptr;
-  if (args->struct_size >= XLA_FFI_STRUCT_SIZE(XLA_FFI_Type_Register_Args,
-                                               type_info) &&
+  if (args->struct_size >=
+          XLA_FFI_STRUCT_SIZE(XLA_FFI_Type_Register_Args, type_info) &&
       args->type_info != nullptr &&
       args->type_info->struct_size >= XLA_FFI_TypeInfo_STRUCT_SIZE) {
     deleter = args->type_info->deleter;
@@ -225,15 +225,14 @@ XLA_FFI_Error* StateGet(XLA_FFI_State_Get_Args* args) {
   }
   if (args->stage != XLA_FFI_ExecutionStage_INSTANTIATE ||
       args->ctx->state == nullptr || *args->ctx->state == nullptr) {
-    return NewError(XLA_FFI_Error_Code_NOT_FOUND,
-                    StrCat("no state of stage ", args->stage,
-                           " for this call"));
+    return NewError(
+        XLA_FFI_Error_Code_NOT_FOUND,
+        StrCat("no state of stage ", args->stage, " for this call"));
   }
   if (*args->ctx->state_type_id != args->type_id->type_id) {
-    return NewError(
-        XLA_FFI_Error_Code_INVALID_ARGUMENT,
-        StrCat("the state has type id ", *args->ctx->state_type_id,
-               "; asked for type id ", args->type_id->type_id));
+    return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                    StrCat("the state has type id ", *args->ctx->state_type_id,
+                           "; asked for type id ", args->type_id->type_id));
   }
   args->state = *args->ctx->state;
   return nullptr;
@@ -241,11 +240,12 @@ XLA_FFI_Error* StateGet(XLA_FFI_State_Get_Args* args) {
 
 XLA_FFI_Error* DeviceMemoryAllocate(XLA_FFI_DeviceMemory_Allocate_Args* args) {
   KILN_FFI_CHECK_ARGS(args, XLA_FFI_DeviceMemory_Allocate_Args, data);
-  size_t alignment = std::max<size_t>(args->alignment, alignof(std::max_align_t));
+  size_t alignment =
+      std::max<size_t>(args->alignment, alignof(std::max_align_t));
   if ((alignment & (alignment - 1)) != 0) {
-    return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                    StrCat("alignment ", args->alignment,
-                           " is not a power of two"));
+    return NewError(
+        XLA_FFI_Error_Code_INVALID_ARGUMENT,
+        StrCat("alignment ", args->alignment, " is not a power of two"));
   }
   size_t size = (args->size + alignment - 1) / alignment * alignment;
   void* data = std::aligned_alloc(alignment, size == 0 ? alignment : size);
@@ -286,7 +286,8 @@ XLA_FFI_Error* ThreadPoolNumThreads(XLA_FFI_ThreadPool_NumThreads_Args* args) {
 }
 
 XLA_FFI_Error* FutureCreate(XLA_FFI_Future_Create_Args* args) {
-  if (args == nullptr || args->struct_size < XLA_FFI_Future_Create_Args_STRUCT_SIZE) {
+  if (args == nullptr ||
+      args->struct_size < XLA_FFI_Future_Create_Args_STRUCT_SIZE) {
     return NewError(XLA_FFI_Error_Code_INVALID_ARGUMENT,
                     "XLA_FFI_Future_Create_Args is null or too small");
   }
@@ -439,9 +440,10 @@ FfiUserData::~FfiUserData() {
 Status FfiUserData::Add(int64_t type_id, void* data, void (*deleter)(void*)) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!entries_.emplace(type_id, Entry{data, deleter}).second) {
-    return AlreadyExistsError("the execute context already has user data of "
-                              "type id ",
-                              type_id);
+    return AlreadyExistsError(
+        "the execute context already has user data of "
+        "type id ",
+        type_id);
   }
   return OkStatus();
 }

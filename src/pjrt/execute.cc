@@ -58,9 +58,9 @@ StatusOr<ExecuteOptions> ReadExecuteOptions(const PJRT_ExecuteOptions* options,
   if (KILN_PJRT_HAS_FIELD(options, PJRT_ExecuteOptions, context) &&
       options->context != nullptr) {
     // The user data FFI handlers of this execution read (pjrt/ffi.cc).
-    ASSIGN_OR_RETURN(PJRT_ExecuteContext * context,
-                     CheckExecuteContext(options->context,
-                                         "PJRT_ExecuteOptions.context"));
+    ASSIGN_OR_RETURN(
+        PJRT_ExecuteContext * context,
+        CheckExecuteContext(options->context, "PJRT_ExecuteOptions.context"));
     result.ffi_user_data = context->user_data;
   }
   // call_location is a caller's note for debugging; nothing to honor.

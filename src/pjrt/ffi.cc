@@ -33,22 +33,20 @@ PJRT_Error* TypeIdRegister(PJRT_FFI_TypeID_Register_Args* args) {
 PJRT_Error* UserDataAdd(PJRT_FFI_UserData_Add_Args* args) {
   return RunEntry([&]() -> Status {
     KILN_PJRT_CHECK_ARGS(args, PJRT_FFI_UserData_Add_Args, user_data);
-    ASSIGN_OR_RETURN(
-        PJRT_ExecuteContext * context,
-        CheckExecuteContext(args->context,
-                            "PJRT_FFI_UserData_Add_Args.context"));
-    return context->user_data->Add(args->user_data.type_id,
-                                   args->user_data.data,
-                                   args->user_data.deleter);
+    ASSIGN_OR_RETURN(PJRT_ExecuteContext * context,
+                     CheckExecuteContext(args->context,
+                                         "PJRT_FFI_UserData_Add_Args.context"));
+    return context->user_data->Add(
+        args->user_data.type_id, args->user_data.data, args->user_data.deleter);
   });
 }
 
 PJRT_Error* RegisterHandler(PJRT_FFI_Register_Handler_Args* args) {
   return RunEntry([&]() -> Status {
     KILN_PJRT_CHECK_ARGS(args, PJRT_FFI_Register_Handler_Args, traits);
-    std::string_view name(args->target_name == nullptr ? "" : args->target_name,
-                          args->target_name == nullptr ? 0
-                                                       : args->target_name_size);
+    std::string_view name(
+        args->target_name == nullptr ? "" : args->target_name,
+        args->target_name == nullptr ? 0 : args->target_name_size);
     std::string_view platform(
         args->platform_name == nullptr ? "" : args->platform_name,
         args->platform_name == nullptr ? 0 : args->platform_name_size);

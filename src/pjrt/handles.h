@@ -209,8 +209,8 @@ StatusOr<PJRT_Executable*> CheckExecutable(PJRT_Executable* executable,
                                            std::string_view what);
 StatusOr<PJRT_LoadedExecutable*> CheckLoadedExecutable(
     PJRT_LoadedExecutable* executable, std::string_view what);
-StatusOr<PJRT_ExecuteContext*> CheckExecuteContext(
-    PJRT_ExecuteContext* context, std::string_view what);
+StatusOr<PJRT_ExecuteContext*> CheckExecuteContext(PJRT_ExecuteContext* context,
+                                                   std::string_view what);
 StatusOr<const PJRT_TopologyDescription*> CheckTopology(
     const PJRT_TopologyDescription* topology, std::string_view what);
 

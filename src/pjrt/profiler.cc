@@ -62,12 +62,13 @@ PLUGIN_Profiler_Error* ErrorGetCode(PLUGIN_Profiler_Error_GetCode_Args* args) {
   return nullptr;
 }
 
-#define KILN_PROFILER_CHECK(args, type, needs_profiler)                       \
-  do {                                                                        \
-    if ((args) == nullptr) return NewError(kInvalidArgument, #type " is null"); \
-    if ((needs_profiler) && (args)->profiler == nullptr) {                    \
-      return NewError(kInvalidArgument, #type ".profiler is null");           \
-    }                                                                         \
+#define KILN_PROFILER_CHECK(args, type, needs_profiler)             \
+  do {                                                              \
+    if ((args) == nullptr)                                          \
+      return NewError(kInvalidArgument, #type " is null");          \
+    if ((needs_profiler) && (args)->profiler == nullptr) {          \
+      return NewError(kInvalidArgument, #type ".profiler is null"); \
+    }                                                               \
   } while (false)
 
 PLUGIN_Profiler_Error* Create(PLUGIN_Profiler_Create_Args* args) {
@@ -185,8 +186,8 @@ PLUGIN_Profiler_Error* CollectData(PLUGIN_Profiler_CollectData_Args* args) {
 PJRT_Extension_Base* ProfilerExtension() {
   static PLUGIN_Profiler_Api api = [] {
     PLUGIN_Profiler_Api table{};
-    table.struct_size = KILN_PROFILER_STRUCT_SIZE(PLUGIN_Profiler_Api,
-                                                  collect_data);
+    table.struct_size =
+        KILN_PROFILER_STRUCT_SIZE(PLUGIN_Profiler_Api, collect_data);
     table.priv = nullptr;
     table.error_destroy = &ErrorDestroy;
     table.error_message = &ErrorMessage;

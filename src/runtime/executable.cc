@@ -10,12 +10,12 @@
 #include "compile/spmd_partition.h"
 #include "exec/collectives.h"
 #include "exec/executor.h"
-#include "runtime/tracing.h"
 #include "exec/plan.h"
 #include "ir/printer.h"
 #include "parse/parse.h"
 #include "runtime/device.h"
 #include "runtime/storage.h"
+#include "runtime/tracing.h"
 #include "runtime/work_queue.h"
 
 namespace kiln::runtime {
@@ -303,8 +303,7 @@ struct Run {
     const int64_t origin_ns = WallNanos();
     options.profile = &profile;
     Status status = exec::Execute(*plan, pointers, allocator, options).status();
-    RecordRun(name, device_ordinal, origin_ns, WallNanos(), profile,
-              origin_ns);
+    RecordRun(name, device_ordinal, origin_ns, WallNanos(), profile, origin_ns);
     return status;
   }
 };

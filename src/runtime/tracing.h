@@ -55,8 +55,7 @@ int64_t WallNanos();
 // clock) and the steps of `profile`, whose times count from `origin_ns`
 // (the wall clock when the profile was created), into every open session.
 void RecordRun(const std::string& name, int device, int64_t begin_ns,
-               int64_t end_ns, const exec::Profile& profile,
-               int64_t origin_ns);
+               int64_t end_ns, const exec::Profile& profile, int64_t origin_ns);
 
 }  // namespace kiln::runtime
 

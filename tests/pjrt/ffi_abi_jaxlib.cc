@@ -11,9 +11,9 @@ namespace kiln::testing {
 
 std::vector<std::string> JaxlibFfiLayout() {
   std::vector<std::string> lines;
-#define KILN_FFI_STRUCT(s)                                          \
-  lines.push_back(std::string(#s) + " " + std::to_string(sizeof(s)) + \
-                  " " + std::to_string(alignof(s)));
+#define KILN_FFI_STRUCT(s)                                                  \
+  lines.push_back(std::string(#s) + " " + std::to_string(sizeof(s)) + " " + \
+                  std::to_string(alignof(s)));
 #define KILN_FFI_FIELD(s, f) \
   lines.push_back(std::string(#s "." #f " ") + std::to_string(offsetof(s, f)));
 #include "ffi_abi_layout.inc"

@@ -12,8 +12,8 @@
 
 #include "xla_ffi_c_api.h"
 
-#define KILN_FFI_EXPECT_SIZE(s, size, align)                   \
-  static_assert(sizeof(s) == (size), #s " size");              \
+#define KILN_FFI_EXPECT_SIZE(s, size, align)      \
+  static_assert(sizeof(s) == (size), #s " size"); \
   static_assert(alignof(s) == (align), #s " alignment");
 #define KILN_FFI_EXPECT_OFFSET(s, field, offset) \
   static_assert(offsetof(s, field) == (offset), #s "." #field " offset");
@@ -35,9 +35,9 @@ namespace {
 
 std::vector<std::string> KilnFfiLayout() {
   std::vector<std::string> lines;
-#define KILN_FFI_STRUCT(s)                                          \
-  lines.push_back(std::string(#s) + " " + std::to_string(sizeof(s)) + \
-                  " " + std::to_string(alignof(s)));
+#define KILN_FFI_STRUCT(s)                                                  \
+  lines.push_back(std::string(#s) + " " + std::to_string(sizeof(s)) + " " + \
+                  std::to_string(alignof(s)));
 #define KILN_FFI_FIELD(s, f) \
   lines.push_back(std::string(#s "." #f " ") + std::to_string(offsetof(s, f)));
 #include "ffi_abi_layout.inc"

@@ -95,8 +95,9 @@ XLA_FFI_Error* Axpb(XLA_FFI_CallFrame* frame) {
   auto* y = static_cast<XLA_FFI_Buffer*>(frame->rets.rets[0]);
   auto* count = static_cast<XLA_FFI_Buffer*>(frame->rets.rets[1]);
   if (x->dtype != XLA_FFI_DataType_F32 || x->rank != 1 ||
-      y->dtype != XLA_FFI_DataType_F32 || count->dtype != XLA_FFI_DataType_S32 ||
-      count->rank != 0 || static_cast<int64_t>(b->size) != x->dims[0]) {
+      y->dtype != XLA_FFI_DataType_F32 ||
+      count->dtype != XLA_FFI_DataType_S32 || count->rank != 0 ||
+      static_cast<int64_t>(b->size) != x->dims[0]) {
     return Fail(frame, "unexpected buffers");
   }
   const float scale = *static_cast<float*>(a->value);
@@ -215,7 +216,8 @@ std::string OneTargetProgram(const std::string& target) {
   return R"mlir(
 func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
   %0 = stablehlo.custom_call @)mlir" +
-         target + R"mlir((%arg0) {backend_config = "", mhlo.backend_config = {}} : (tensor<4xf32>) -> tensor<4xf32>
+         target +
+         R"mlir((%arg0) {backend_config = "", mhlo.backend_config = {}} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 )mlir";
@@ -233,7 +235,8 @@ class FfiTest : public PluginTest {
   }
 
   const PJRT_FFI_Extension* Ffi() {
-    const auto* ffi = FindExtension<PJRT_FFI_Extension>(PJRT_Extension_Type_FFI);
+    const auto* ffi =
+        FindExtension<PJRT_FFI_Extension>(PJRT_Extension_Type_FFI);
     EXPECT_NE(ffi, nullptr);
     return ffi;
   }
@@ -271,7 +274,8 @@ class FfiTest : public PluginTest {
     args.num_args = 1;
     args.output_lists = output_lists;
     args.device_complete_events = &done;
-    ErrorInfo error = TakeError(api_, api_->PJRT_LoadedExecutable_Execute(&args));
+    ErrorInfo error =
+        TakeError(api_, api_->PJRT_LoadedExecutable_Execute(&args));
     if (error.code != PJRT_Error_Code_OK) return error;
     return AwaitAndDestroy(done);
   }
@@ -541,20 +545,23 @@ module @jit_profiled {
   ASSERT_EQ(profiler_api->collect_data(&collect), nullptr);
 
   tensorflow::profiler::XSpace space;
-  ASSERT_TRUE(space.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+  ASSERT_TRUE(
+      space.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
   ASSERT_EQ(space.planes_size(), 1);
   const tensorflow::profiler::XPlane& plane = space.planes(0);
   EXPECT_EQ(plane.name(), "/device:CUSTOM:0");
   std::vector<std::string> executes, steps;
   for (const auto& line : plane.lines()) {
     for (const auto& event : line.events()) {
-      const std::string& name = plane.event_metadata().at(event.metadata_id()).name();
+      const std::string& name =
+          plane.event_metadata().at(event.metadata_id()).name();
       (line.name() == "XLA Modules" ? executes : steps).push_back(name);
       EXPECT_GE(event.duration_ps(), 0);
     }
     EXPECT_GT(line.timestamp_ns(), 0);
   }
-  EXPECT_EQ(executes, (std::vector<std::string>{"jit_profiled", "jit_profiled"}));
+  EXPECT_EQ(executes,
+            (std::vector<std::string>{"jit_profiled", "jit_profiled"}));
   bool saw_dot = false;
   for (const std::string& step : steps) {
     saw_dot |= step.find("dot_general") != std::string::npos;

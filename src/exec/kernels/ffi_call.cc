@@ -70,7 +70,8 @@ class FfiCallKernel : public Kernel {
     XLA_FFI_ExecutionContext context;
     context.state = &state_;
     context.state_type_id = &state_type_id_;
-    XLA_FFI_CallFrame frame = Frame(&context, XLA_FFI_ExecutionStage_INSTANTIATE);
+    XLA_FFI_CallFrame frame =
+        Frame(&context, XLA_FFI_ExecutionStage_INSTANTIATE);
     return Called(TakeFfiError(handler_.bundle.instantiate(&frame)));
   }
 
@@ -78,8 +79,10 @@ class FfiCallKernel : public Kernel {
     // Buffers of this run: the frame points into these.
     std::vector<XLA_FFI_Buffer> buffers(args_.size() + rets_.size());
     std::vector<std::vector<int64_t>> dims(buffers.size());
-    std::vector<XLA_FFI_ArgType> arg_types(args_.size(), XLA_FFI_ArgType_BUFFER);
-    std::vector<XLA_FFI_RetType> ret_types(rets_.size(), XLA_FFI_RetType_BUFFER);
+    std::vector<XLA_FFI_ArgType> arg_types(args_.size(),
+                                           XLA_FFI_ArgType_BUFFER);
+    std::vector<XLA_FFI_RetType> ret_types(rets_.size(),
+                                           XLA_FFI_RetType_BUFFER);
     std::vector<void*> arg_pointers(args_.size());
     std::vector<void*> ret_pointers(rets_.size());
     auto fill = [&](size_t index, const FfiBufferSpec& spec, void* data) {
@@ -149,9 +152,9 @@ class FfiCallKernel : public Kernel {
   // The handler's error, naming the target.
   Status Called(Status status) const {
     if (status.ok()) return status;
-    return Status(status.code(), StrCat("FFI handler of custom_call target \"",
-                                        target_, "\" failed: ",
-                                        status.message()));
+    return Status(status.code(),
+                  StrCat("FFI handler of custom_call target \"", target_,
+                         "\" failed: ", status.message()));
   }
 
   std::string target_;
@@ -207,8 +210,9 @@ void FfiAttributes::AddDictionary(std::string name,
 
 const XLA_FFI_Attrs& FfiAttributes::Encode() {
   if (attrs_.struct_size != 0) return attrs_;
-  std::stable_sort(entries_.begin(), entries_.end(),
-                   [](const auto& a, const auto& b) { return a->name < b->name; });
+  std::stable_sort(
+      entries_.begin(), entries_.end(),
+      [](const auto& a, const auto& b) { return a->name < b->name; });
   types_.clear();
   names_.clear();
   values_.clear();

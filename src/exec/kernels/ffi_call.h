@@ -30,8 +30,8 @@ class FfiAttributes {
   void AddScalar(std::string name, XLA_FFI_DataType dtype,
                  std::string_view value);
   // `data` holds `count` elements of `dtype`.
-  void AddArray(std::string name, XLA_FFI_DataType dtype,
-                std::string_view data, size_t count);
+  void AddArray(std::string name, XLA_FFI_DataType dtype, std::string_view data,
+                size_t count);
   void AddString(std::string name, std::string value);
   void AddDictionary(std::string name, std::unique_ptr<FfiAttributes> value);
 
