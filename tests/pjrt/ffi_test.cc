@@ -5,10 +5,12 @@
 // and their steps.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "pjrt/extensions.h"
@@ -196,6 +198,48 @@ XLA_FFI_Error* StatefulExecute(XLA_FFI_CallFrame* frame) {
     static_cast<float*>(y->data)[i] =
         static_cast<const float*>(x->data)[i] + add;
   }
+  return nullptr;
+}
+
+// Finishes later: y = 2 * x written by another thread, which then completes
+// the future it returned (or fails it when attribute `fail` is true).
+XLA_FFI_Error* Later(XLA_FFI_CallFrame* frame) {
+  if (AnswerMetadata(frame)) return nullptr;
+  XLA_FFI_Future_Create_Args create{};
+  create.struct_size = XLA_FFI_Future_Create_Args_STRUCT_SIZE;
+  if (XLA_FFI_Error* error = frame->api->XLA_FFI_Future_Create(&create)) {
+    return error;
+  }
+  auto* fail = static_cast<XLA_FFI_Scalar*>(
+      FindAttr(frame->attrs, "fail", XLA_FFI_AttrType_SCALAR));
+  const bool should_fail = fail != nullptr && *static_cast<bool*>(fail->value);
+  auto* x = static_cast<XLA_FFI_Buffer*>(frame->args.args[0]);
+  auto* y = static_cast<XLA_FFI_Buffer*>(frame->rets.rets[0]);
+  const XLA_FFI_Api* api = frame->api;
+  std::thread([=] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (int64_t i = 0; i < x->dims[0]; ++i) {
+      static_cast<float*>(y->data)[i] =
+          2 * static_cast<const float*>(x->data)[i];
+    }
+    if (should_fail) {
+      XLA_FFI_Error_Create_Args error{};
+      error.struct_size = XLA_FFI_Error_Create_Args_STRUCT_SIZE;
+      error.message = "failed later";
+      error.errc = XLA_FFI_Error_Code_ABORTED;
+      XLA_FFI_Future_SetError_Args set{};
+      set.struct_size = XLA_FFI_Future_SetError_Args_STRUCT_SIZE;
+      set.future = create.future;
+      set.error = api->XLA_FFI_Error_Create(&error);
+      api->XLA_FFI_Future_SetError(&set);
+    } else {
+      XLA_FFI_Future_SetAvailable_Args set{};
+      set.struct_size = XLA_FFI_Future_SetAvailable_Args_STRUCT_SIZE;
+      set.future = create.future;
+      api->XLA_FFI_Future_SetAvailable(&set);
+    }
+  }).detach();
+  frame->future = create.future;
   return nullptr;
 }
 
@@ -496,6 +540,32 @@ TEST_F(FfiTest, StatefulHandlerThroughKilnsFfiApi) {
   destroy.struct_size = XLA_FFI_Error_Destroy_Args_STRUCT_SIZE;
   destroy.error = error;
   g_ffi_api->XLA_FFI_Error_Destroy(&destroy);
+}
+
+TEST_F(FfiTest, FutureCompletesTheStepWhenTheHandlerIsDone) {
+  ASSERT_EQ(Register("kiln_test_later", &Later).code, PJRT_Error_Code_OK);
+  PJRT_Buffer* x = UploadF32({1, 2, 3, 4}, {4});
+  for (bool fail : {false, true}) {
+    std::string program = OneTargetProgram("kiln_test_later");
+    program.replace(program.find("mhlo.backend_config = {}"),
+                    std::strlen("mhlo.backend_config = {}"),
+                    fail ? "mhlo.backend_config = {fail = true}"
+                         : "mhlo.backend_config = {fail = false}");
+    PJRT_LoadedExecutable* loaded = Compile(program);
+    ASSERT_NE(loaded, nullptr);
+    std::vector<PJRT_Buffer*> outputs;
+    ErrorInfo ran = RunOne(loaded, x, &outputs);
+    if (fail) {
+      EXPECT_EQ(ran.code, PJRT_Error_Code_ABORTED) << Describe(ran);
+      EXPECT_NE(ran.message.find("failed later"), std::string::npos);
+    } else {
+      ASSERT_EQ(ran.code, PJRT_Error_Code_OK) << Describe(ran);
+      EXPECT_EQ(DownloadF32(outputs[0]), (std::vector<float>{2, 4, 6, 8}));
+    }
+    DestroyBuffers(outputs);
+    DestroyLoadedExecutable(loaded);
+  }
+  DestroyBuffer(x);
 }
 
 TEST_F(FfiTest, ProfilerSessionSeesExecutesAndSteps) {
