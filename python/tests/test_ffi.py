@@ -220,3 +220,18 @@ def test_unregistered_target_is_unimplemented_naming_it(kiln):
     with pytest.raises(jax.errors.JaxRuntimeError,
                        match="UNIMPLEMENTED.*kiln_test_nobody_registered"):
         run_on(kiln, f, np.ones(3, np.float32))
+
+
+def test_register_ffi_type_gives_an_id(kiln):
+    # An XLA_FFI_TypeId the plugin fills (PJRT_FFI_TypeID_Register).
+    type_id = ctypes.c_int64(0)
+    capsule = jax.ffi.pycapsule(ctypes.addressof(type_id))
+    jax.ffi.register_ffi_type("kiln_test_type", {"type_id": capsule},
+                              platform="kiln")
+    assert type_id.value > 0
+    # The same name again keeps its id.
+    again = ctypes.c_int64(0)
+    jax.ffi.register_ffi_type(
+        "kiln_test_type", {"type_id": jax.ffi.pycapsule(ctypes.addressof(again))},
+        platform="kiln")
+    assert again.value == type_id.value
