@@ -3,7 +3,10 @@
 # runs) with CTest, then JAX on Kiln: Kiln's own JAX suite (python/tests,
 # every result compared with JAX's CPU backend in the same process) and JAX's
 # own test modules of the CI set on cpu and on kiln side by side.
-#   KILN_SKIP_PYTHON=1   only the C++ tests (no virtual environment)
+# In between, the C++ tests again under ASan+UBSan and TSan
+# (scripts/test_sanitizers.sh).
+#   KILN_SKIP_PYTHON=1      only the C++ tests (no virtual environment)
+#   KILN_SKIP_SANITIZERS=1  not the sanitizer runs
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${KILN_BUILD_DIR:-$ROOT/build}"
@@ -18,6 +21,10 @@ status=0
 echo "--- corpus and ABI counts"
 grep -hE '^(\[ corpus +\] |ABI |PJRT slots|vhlo golden|rejected [0-9]|text fuzz|[A-Za-z/ ()]+: [0-9]+ passed)' \
   "$BUILD/Testing/Temporary/LastTest.log" | sort -u || true
+if [ -z "${KILN_SKIP_SANITIZERS:-}" ]; then
+  echo "--- the C++ tests under sanitizers"
+  "$ROOT/scripts/test_sanitizers.sh" || status=$?
+fi
 [ -z "${KILN_SKIP_PYTHON:-}" ] || exit "$status"
 
 echo "--- JAX on Kiln"

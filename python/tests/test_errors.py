@@ -34,10 +34,11 @@ def survived():
 """
 
 
-def run_child(body: str, timeout: int = 60) -> str:
+def run_child(body: str, timeout: int = 60, env: dict | None = None) -> str:
     code = PRELUDE + textwrap.dedent(body)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                          text=True, timeout=timeout, cwd=HERE)
+                          text=True, timeout=timeout, cwd=HERE,
+                          env=None if env is None else {**os.environ, **env})
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, (
         f"child exited with {proc.returncode}:\n{output[-3000:]}")
@@ -88,6 +89,36 @@ def test_allocation_far_too_large():
         assert any(word in line for word in
                    ("RESOURCE_EXHAUSTED", "Out of memory", "out of memory",
                     "allocate", "Allocat")), line
+
+
+@pytest.mark.skipif(KILN_PLATFORM != "kiln", reason="a create option of Kiln's")
+def test_memory_limit_from_jax_create_options():
+    # JAX passes JAX_PJRT_CLIENT_CREATE_OPTIONS as strings; the limit is the
+    # client's, across all its buffers.
+    limit = 8_000_000
+    out = run_child(f"""
+        print("LIMIT", kiln.memory_stats()["bytes_limit"])
+        # Outputs Kiln allocates (host arrays JAX lends zero-copy are the
+        # host's memory, not counted).
+        with jax.default_device(kiln):
+            a = jax.jit(lambda: jnp.ones(1_000_000, jnp.float32))()  # 4 MB
+            try:
+                b = jax.jit(lambda: jnp.ones(1_250_000, jnp.float32))()  # 5 MB more
+                jax.block_until_ready(b)
+                print("NO ERROR")
+            except Exception as e:
+                print("RAISED", str(e).splitlines()[0][:400])
+            a.delete()
+            b = jax.jit(lambda: jnp.ones(1_250_000, jnp.float32))()
+            print("AFTER", float(jnp.sum(b)))
+        survived()
+    """, env={"JAX_PJRT_CLIENT_CREATE_OPTIONS": f"memory_limit_bytes:{limit}"})
+    assert f"LIMIT {limit}" in out, out
+    raised = [line for line in out.splitlines() if line.startswith("RAISED")]
+    assert raised, out
+    assert "RESOURCE_EXHAUSTED" in raised[0] and "memory_limit_bytes" in raised[0], out
+    assert "f32[1250000]" in raised[0], out
+    assert "AFTER 1250000.0" in out, out
 
 
 BAD_CUSTOM_CALL = """

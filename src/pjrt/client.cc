@@ -31,6 +31,15 @@ StatusOr<CreateOptions> ParseCreateOptions(
                                     runtime::kMaxDevices);
       }
       result.client.device_count = static_cast<int>(count);
+    } else if (option.name == "memory_limit_bytes") {
+      // The most the client's devices may hold at once, all together.
+      ASSIGN_OR_RETURN(int64_t bytes, IntegerOption(option));
+      if (bytes < 1) {
+        return InvalidArgumentError("PJRT_Client_Create: memory_limit_bytes is ",
+                                    bytes, "; it must be a positive number of "
+                                    "bytes");
+      }
+      result.client.memory_limit_bytes = bytes;
     } else if (option.name == "collective_timeout_seconds") {
       // How long a collective waits for the other devices of its launch.
       ASSIGN_OR_RETURN(double seconds, NumberOption(option));

@@ -34,14 +34,13 @@ StatusOr<std::shared_ptr<Buffer>> Buffer::CreateZeroed(Shape shape,
 StatusOr<std::shared_ptr<Buffer>> Buffer::CreatePending(Shape shape,
                                                         MemorySpace* memory) {
   KILN_CHECK(memory != nullptr);
-  if (shape.byte_size() > PhysicalMemoryBytes()) {
-    return ResourceExhaustedError(
-        "a buffer of ", shape.ToString(), " needs ", shape.byte_size(),
-        " bytes, more than the machine's ", PhysicalMemoryBytes());
-  }
+  // The client's memory budget bounds it (by default, the machine's
+  // memory).
   ASSIGN_OR_RETURN(std::shared_ptr<Storage> storage,
                    Storage::Allocate(static_cast<size_t>(shape.byte_size()),
-                                     memory->device()->counters()));
+                                     memory->device()->counters(),
+                                     StrCat("a buffer of ", shape.ToString(),
+                                            " on ", memory->device()->debug_string())));
   return Create(std::move(shape), memory, std::move(storage), Event::Create());
 }
 

@@ -59,8 +59,17 @@ StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options) {
   ASSIGN_OR_RETURN(
       Topology topology,
       Topology::ForCpuProcesses(options.device_count, options.process_count));
+  if (options.memory_limit_bytes < 0) {
+    return InvalidArgumentError("the memory limit is ",
+                                options.memory_limit_bytes,
+                                " bytes; it must be positive (0: the machine's "
+                                "memory)");
+  }
   std::unique_ptr<Client> client(new Client());
   client->topology_ = std::move(topology);
+  client->memory_budget_ = std::make_shared<MemoryBudget>(
+      options.memory_limit_bytes > 0 ? options.memory_limit_bytes
+                                     : PhysicalMemoryBytes());
   client->process_index_ = options.process_index;
   client->process_count_ = options.process_count;
   client->collective_timeout_ =
@@ -81,7 +90,8 @@ StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options) {
       const int id = p * per_process + local;
       const bool addressable = p == options.process_index;
       client->devices_.push_back(std::make_unique<Device>(
-          id, p, id * kNumMemoryKinds, local, addressable));
+          id, p, id * kNumMemoryKinds, local, addressable,
+          client->memory_budget_));
       Device* device = client->devices_.back().get();
       client->device_pointers_.push_back(device);
       if (addressable) client->addressable_devices_.push_back(device);
@@ -95,6 +105,9 @@ StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options) {
 }
 
 Client::~Client() {
+  // A run that never ends (a `while` loop whose condition stays true)
+  // would keep the queues below from draining.
+  runs_->CancelAll();
   // Stop every queue before any device is destroyed: a task finishing on
   // one queue may enqueue follow-up work on another.
   for (Device* device : addressable_devices_) device->queue()->Shutdown();

@@ -13,6 +13,7 @@
 #include "runtime/device.h"
 #include "runtime/key_value_store.h"
 #include "runtime/memory_space.h"
+#include "runtime/run_registry.h"
 #include "runtime/topology.h"
 
 namespace kiln::runtime {
@@ -35,13 +36,19 @@ struct ClientOptions {
   std::shared_ptr<KeyValueStore> store;
   // The address Gloo's TCP endpoints listen on.
   std::string collectives_hostname = "127.0.0.1";
+  // The most bytes the client's devices may hold at once (buffers, execute
+  // outputs, the scratch of runs in progress), all devices together; an
+  // allocation past it fails with RESOURCE_EXHAUSTED. 0: the machine's
+  // physical memory.
+  int64_t memory_limit_bytes = 0;
 };
 
 class Client {
  public:
   // INVALID_ARGUMENT when `device_count` is outside [1, kMaxDevices].
   static StatusOr<std::unique_ptr<Client>> Create(const ClientOptions& options);
-  // Finishes the work queued on every device, then stops the queues.
+  // Cancels the runs in flight (they end with CANCELLED), finishes the
+  // work queued on every device, then stops the queues.
   ~Client();
 
   Client(const Client&) = delete;
@@ -53,6 +60,13 @@ class Client {
   static const std::string& PlatformVersion();
 
   int process_index() const { return process_index_; }
+  // What the devices allocate from (ClientOptions::memory_limit_bytes).
+  const std::shared_ptr<MemoryBudget>& memory_budget() const {
+    return memory_budget_;
+  }
+  // Every run in flight of the client's executables; the destructor
+  // cancels them (run_registry.h).
+  const std::shared_ptr<RunRegistry>& runs() const { return runs_; }
   int process_count() const { return process_count_; }
   // The collectives between processes (null in a single process).
   const std::shared_ptr<exec::ProcessCollectives>& process_collectives() const {
@@ -110,6 +124,8 @@ class Client {
   std::vector<MemorySpace*> memory_spaces_;
   std::vector<MemorySpace*> addressable_memory_spaces_;
   std::shared_ptr<exec::ProcessCollectives> process_collectives_;
+  std::shared_ptr<MemoryBudget> memory_budget_;
+  std::shared_ptr<RunRegistry> runs_ = std::make_shared<RunRegistry>();
 };
 
 }  // namespace kiln::runtime

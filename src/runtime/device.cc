@@ -7,13 +7,15 @@
 namespace kiln::runtime {
 
 Device::Device(int id, int process_index, int first_memory_id,
-               int local_hardware_id, bool addressable)
+               int local_hardware_id, bool addressable,
+               std::shared_ptr<MemoryBudget> budget)
     : description_(DeviceDescription::ForCpu(id, process_index)),
       local_hardware_id_(local_hardware_id),
       addressable_(addressable),
       queue_(addressable ? std::make_shared<WorkQueue>(StrCat("kiln-cpu-", id))
                          : nullptr),
       counters_(std::make_shared<MemoryCounters>()) {
+  counters_->budget = std::move(budget);
   for (int kind = 0; kind < kNumMemoryKinds; ++kind) {
     memory_spaces_.push_back(std::make_unique<MemorySpace>(
         first_memory_id + kind, static_cast<MemoryKind>(kind), this));
@@ -31,7 +33,8 @@ MemoryStats Device::GetMemoryStats() const {
   stats.peak_bytes_in_use = counters_->peak_bytes_in_use.load();
   stats.num_allocs = counters_->num_allocs.load();
   stats.largest_alloc_size = counters_->largest_alloc_size.load();
-  stats.bytes_limit = PhysicalMemoryBytes();
+  stats.bytes_limit = counters_->budget ? counters_->budget->limit()
+                                        : PhysicalMemoryBytes();
   return stats;
 }
 

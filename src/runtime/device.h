@@ -33,9 +33,10 @@ class Device {
   // `local_hardware_id`-th of that process; its memory spaces get ids
   // `first_memory_id` onwards, one per memory kind. A device of another
   // process (not `addressable`) has no queue: it is only named (in device
-  // assignments) and runs nothing here.
+  // assignments) and runs nothing here. Its allocations draw from
+  // `budget`, the client's (may be null: no limit).
   Device(int id, int process_index, int first_memory_id, int local_hardware_id,
-         bool addressable);
+         bool addressable, std::shared_ptr<MemoryBudget> budget = nullptr);
   // Finishes the queued work, then stops the queue.
   ~Device();
 
@@ -75,7 +76,7 @@ class Device {
   const std::shared_ptr<MemoryCounters>& counters() const { return counters_; }
 
   // Bytes allocated for buffers of this device (all its memory spaces),
-  // and the limit: the machine's physical memory.
+  // and the limit: the client's memory limit (shared by its devices).
   MemoryStats GetMemoryStats() const;
   void ClearMemoryStats() { counters_->ResetPeak(); }
 

@@ -280,6 +280,10 @@ struct Run {
   int device_ordinal = 0;
   int64_t run_id = 0;
   std::string name;  // the program's, for traces
+  // Cancels the run (run_registry.h); its scratch arena's bytes, held from
+  // the client's memory budget while the run lives.
+  std::shared_ptr<RunControl> control = std::make_shared<RunControl>();
+  MemoryReservation scratch;
 
   Status Execute() const {
     std::vector<const void*> pointers;
@@ -292,6 +296,7 @@ struct Run {
     options.flush_denormals = true;
     options.communicator = communicator.get();
     options.participant = participant;
+    options.cancel = control->flag();
     options.ffi_user_data = ffi_user_data.get();
     options.device_ordinal = device_ordinal;
     options.run_id = run_id;
@@ -416,7 +421,25 @@ void StartLaunch(std::vector<std::unique_ptr<Member>> members,
 
 }  // namespace
 
-Executable::~Executable() = default;
+Executable::~Executable() {
+  // Launches some devices joined and others never will: their runs end
+  // now, rather than leave their events unset for ever.
+  std::map<int64_t, std::shared_ptr<PendingLaunch>> pending;
+  {
+    std::lock_guard<std::mutex> lock(launches_mutex_);
+    pending.swap(launches_);
+  }
+  for (auto& [launch_id, launch] : pending) {
+    for (auto& member : launch->members) {
+      if (member == nullptr) continue;
+      Fail(std::move(member->run),
+           CancelledError("the executable ", name_,
+                          " was destroyed before every device joined launch ",
+                          launch_id));
+    }
+  }
+  runs_->CancelUnobserved();
+}
 
 exec::CrossProcessLaunch Executable::CrossProcess() const {
   exec::CrossProcessLaunch launch;
@@ -575,10 +598,15 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
   executable->has_collectives_ =
       executable->devices_.size() > 1 && plan.num_collectives() > 0;
   executable->collective_timeout_ = client.collective_timeout();
-  // Participants of a launch wait for each other: never on the caller's
-  // thread.
+  executable->client_runs_ = client.runs();
+  // Participants of a launch wait for each other, and a loop may not end:
+  // never on the caller's thread.
+  bool has_loop = false;
+  module->op().Walk([&](ir::Operation& op) {
+    if (op.name() == "stablehlo.while") has_loop = true;
+  });
   executable->runs_inline_ = executable->cost_.flops < kInlineFlopLimit &&
-                             !executable->has_collectives_;
+                             !executable->has_collectives_ && !has_loop;
 
   CompiledMemoryStats& stats = executable->memory_stats_;
   for (const ValueInfo& info : executable->parameters_) {
@@ -757,8 +785,14 @@ StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
     if (run->outputs[i] != nullptr) continue;
     ASSIGN_OR_RETURN(
         run->outputs[i],
-        Storage::Allocate(outputs_[i].shape.byte_size(), device->counters()));
+        Storage::Allocate(outputs_[i].shape.byte_size(), device->counters(),
+                          StrCat("output ", i, " (", outputs_[i].shape.ToString(),
+                                 ") of ", name_)));
   }
+  ASSIGN_OR_RETURN(run->scratch,
+                   MemoryReservation::Take(device->counters()->budget,
+                                           plan->arena_bytes(),
+                                           StrCat("the scratch memory of ", name_)));
 
   auto prepared = std::make_unique<Prepared>();
   prepared->result.done = Event::Create();
@@ -768,6 +802,9 @@ StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
         outputs_[i].shape, device->memory_space(outputs_[i].memory_kind),
         run->outputs[i], prepared->result.done));
   }
+  run->control->WatchOutputs(prepared->result.outputs);
+  runs_->Add(run->control);
+  if (client_runs_ != nullptr) client_runs_->Add(run->control);
   prepared->run = std::move(run);
   prepared->queue = device->queue();
   prepared->inputs_ready = Event::AfterAll(ready);

@@ -43,6 +43,7 @@
 #include "runtime/client.h"
 #include "runtime/event.h"
 #include "runtime/memory_space.h"
+#include "runtime/run_registry.h"
 #include "runtime/shape.h"
 
 namespace kiln::exec {
@@ -128,6 +129,7 @@ class Executable {
                                                        std::string_view program,
                                                        const CompileSpec& spec);
 
+  // Cancels the runs in flight whose outputs are all gone (run_registry.h).
   ~Executable();
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
@@ -241,6 +243,11 @@ class Executable {
   bool runs_inline_ = false;
   bool has_collectives_ = false;
   std::chrono::milliseconds collective_timeout_{0};
+  // The runs in flight, this executable's and all the client's
+  // (run_registry.h): destroying the executable cancels those of its runs
+  // that nobody can receive results from.
+  std::shared_ptr<RunRegistry> runs_ = std::make_shared<RunRegistry>();
+  std::shared_ptr<RunRegistry> client_runs_;
   // Launches being joined one device at a time, by launch id.
   struct PendingLaunch;
   mutable std::mutex launches_mutex_;

@@ -7,6 +7,50 @@
 
 namespace kiln::runtime {
 
+Status MemoryBudget::Reserve(int64_t bytes, std::string_view what) {
+  int64_t in_use = in_use_.load();
+  do {
+    if (bytes > limit_ - in_use) {
+      return ResourceExhaustedError(
+          "allocating ", what, " (", HumanBytes(bytes), ", ", bytes,
+          " bytes) would pass the client's memory limit of ",
+          HumanBytes(limit_), " (", limit_, " bytes) with ", HumanBytes(in_use),
+          " in use; the limit is the create option memory_limit_bytes");
+    }
+  } while (!in_use_.compare_exchange_weak(in_use, in_use + bytes));
+  return OkStatus();
+}
+
+StatusOr<MemoryReservation> MemoryReservation::Take(
+    std::shared_ptr<MemoryBudget> budget, int64_t bytes, std::string_view what) {
+  MemoryReservation reservation;
+  if (budget == nullptr || bytes <= 0) return reservation;
+  RETURN_IF_ERROR(budget->Reserve(bytes, what));
+  reservation.budget_ = std::move(budget);
+  reservation.bytes_ = bytes;
+  return reservation;
+}
+
+MemoryReservation::MemoryReservation(MemoryReservation&& other) noexcept
+    : budget_(std::move(other.budget_)), bytes_(other.bytes_) {
+  other.bytes_ = 0;
+}
+
+MemoryReservation& MemoryReservation::operator=(
+    MemoryReservation&& other) noexcept {
+  if (this != &other) {
+    if (budget_ != nullptr) budget_->Release(bytes_);
+    budget_ = std::move(other.budget_);
+    bytes_ = other.bytes_;
+    other.bytes_ = 0;
+  }
+  return *this;
+}
+
+MemoryReservation::~MemoryReservation() {
+  if (budget_ != nullptr) budget_->Release(bytes_);
+}
+
 void MemoryCounters::Add(int64_t bytes) {
   int64_t in_use = bytes_in_use.fetch_add(bytes) + bytes;
   num_allocs.fetch_add(1);
@@ -27,19 +71,26 @@ void MemoryCounters::ResetPeak() {
 }
 
 StatusOr<std::shared_ptr<Storage>> Storage::Allocate(
-    size_t size, std::shared_ptr<MemoryCounters> counters) {
+    size_t size, std::shared_ptr<MemoryCounters> counters,
+    std::string_view what) {
   // aligned_alloc needs a size that is a multiple of the alignment; a zero
   // size still gets a unique, valid pointer.
   size_t rounded = size == 0 ? kStorageAlignment
                              : (size + kStorageAlignment - 1) /
                                    kStorageAlignment * kStorageAlignment;
-  if (rounded < size) {
-    return ResourceExhaustedError("cannot allocate ", size, " bytes");
+  if (rounded < size || size > static_cast<size_t>(INT64_MAX)) {
+    return ResourceExhaustedError("cannot allocate ", what, " of ", size,
+                                  " bytes");
+  }
+  MemoryBudget* budget = counters ? counters->budget.get() : nullptr;
+  if (budget != nullptr) {
+    RETURN_IF_ERROR(budget->Reserve(static_cast<int64_t>(size), what));
   }
   void* data = std::aligned_alloc(kStorageAlignment, rounded);
   if (data == nullptr) {
-    return ResourceExhaustedError("out of memory allocating ", HumanBytes(size),
-                                  " (", size, " bytes)");
+    if (budget != nullptr) budget->Release(static_cast<int64_t>(size));
+    return ResourceExhaustedError("out of memory allocating ", what, " (",
+                                  HumanBytes(size), ", ", size, " bytes)");
   }
   std::memset(data, 0, rounded);
   std::shared_ptr<Storage> storage(new Storage());
@@ -65,7 +116,10 @@ std::shared_ptr<Storage> Storage::Wrap(void* data, size_t size, bool writable,
 Storage::~Storage() {
   if (owned_) {
     std::free(data_);
-    if (counters_) counters_->Remove(static_cast<int64_t>(size_));
+    if (counters_) {
+      counters_->Remove(static_cast<int64_t>(size_));
+      if (counters_->budget) counters_->budget->Release(static_cast<int64_t>(size_));
+    }
   }
   if (on_release_) on_release_();
 }

@@ -15,6 +15,8 @@
 #include <functional>
 #include <memory>
 
+#include <string_view>
+
 #include "base/status.h"
 
 namespace kiln::runtime {
@@ -25,9 +27,53 @@ inline constexpr size_t kStorageAlignment = 64;
 // of external memory must have.
 inline constexpr size_t kMinExternalAlignment = 16;
 
+// The memory one client may allocate (ClientOptions::memory_limit_bytes).
+// Every allocation Kiln makes for the client's devices (buffers, execute
+// outputs, the scratch of a run in progress) takes its bytes from here
+// before it reaches the system allocator, and gives them back when freed,
+// so that a host process can bound what Kiln holds and get a clear error,
+// not the kernel's OOM killer, when a program wants more.
+class MemoryBudget {
+ public:
+  explicit MemoryBudget(int64_t limit_bytes) : limit_(limit_bytes) {}
+  MemoryBudget(const MemoryBudget&) = delete;
+  MemoryBudget& operator=(const MemoryBudget&) = delete;
+
+  int64_t limit() const { return limit_; }
+  int64_t in_use() const { return in_use_.load(); }
+  // Takes `bytes`, or RESOURCE_EXHAUSTED naming `what` (e.g. "a buffer of
+  // f32[1024,1024]"), the bytes, the limit and what is in use, when they
+  // would take the use past the limit.
+  Status Reserve(int64_t bytes, std::string_view what);
+  void Release(int64_t bytes) { in_use_.fetch_sub(bytes); }
+
+ private:
+  const int64_t limit_;
+  std::atomic<int64_t> in_use_{0};
+};
+
+// Bytes held from a budget for as long as the reservation lives (a run's
+// scratch arena while the run is in progress).
+class MemoryReservation {
+ public:
+  MemoryReservation() = default;
+  static StatusOr<MemoryReservation> Take(std::shared_ptr<MemoryBudget> budget,
+                                          int64_t bytes, std::string_view what);
+  MemoryReservation(MemoryReservation&& other) noexcept;
+  MemoryReservation& operator=(MemoryReservation&& other) noexcept;
+  ~MemoryReservation();
+
+ private:
+  std::shared_ptr<MemoryBudget> budget_;
+  int64_t bytes_ = 0;
+};
+
 // Allocation counters of one device, shared by its storage so that storage
 // released after the device is gone still has something to count into.
 struct MemoryCounters {
+  // The client's budget that the device's allocations draw from (null: no
+  // limit). Set when the device is made, never changed.
+  std::shared_ptr<MemoryBudget> budget;
   std::atomic<int64_t> bytes_in_use{0};
   std::atomic<int64_t> peak_bytes_in_use{0};
   std::atomic<int64_t> num_allocs{0};
@@ -42,10 +88,12 @@ struct MemoryCounters {
 class Storage {
  public:
   // Allocates `size` bytes aligned to kStorageAlignment, zero-filled, and
-  // counts them in `counters` (may be null). RESOURCE_EXHAUSTED when the
-  // system has no memory for it.
+  // counts them in `counters` (may be null) and its budget.
+  // RESOURCE_EXHAUSTED, naming `what` the bytes are for, when they would
+  // pass the budget's limit or the system has no memory for them.
   static StatusOr<std::shared_ptr<Storage>> Allocate(
-      size_t size, std::shared_ptr<MemoryCounters> counters);
+      size_t size, std::shared_ptr<MemoryCounters> counters,
+      std::string_view what = "storage");
 
   // Uses `size` bytes at `data`, owned elsewhere; `on_release` (may be
   // empty) runs once when the last user lets go of them. `writable` says

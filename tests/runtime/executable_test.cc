@@ -267,12 +267,12 @@ TEST_F(ExecutableTest, ArgumentErrorsReachTheOutputs) {
             StatusCode::kInternal);
 }
 
-TEST_F(ExecutableTest, RunTimeFailuresReachTheOutputs) {
-  // A loop far too long to finish is not a run-time failure Kiln can
-  // produce cheaply; an allocation beyond memory is: the plan's scratch
-  // arena for a huge intermediate fails at run time, not at compile time.
-  // (The reduction keeps its last dimension, so the broadcast is not fused
-  // into it as a row reduction would fuse it: the intermediate exists.)
+TEST_F(ExecutableTest, ScratchBeyondTheMemoryLimitFailsTheCallAndStartsNothing) {
+  // The plan's scratch arena for a huge intermediate (the reduction keeps
+  // its last dimension, so the broadcast is not fused into it as a row
+  // reduction would fuse it: the intermediate exists) is more than the
+  // client's memory limit (the machine's memory): the execute call fails,
+  // naming the scratch, rather than a run failing later.
   ASSERT_OK_AND_ASSIGN(auto executable, Compile(R"(
 func.func @main(%x: tensor<f32>) -> tensor<64xf32> {
   %b = stablehlo.broadcast_in_dim %x, dims = [] : (tensor<f32>) -> tensor<1048576x1048576x64xf32>
@@ -283,9 +283,33 @@ func.func @main(%x: tensor<f32>) -> tensor<64xf32> {
   ExecuteRequest request;
   request.position = 0;
   request.arguments = {F32({1}, {})};
+  StatusOr<ExecuteResult> result = executable->Execute(request);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kResourceExhausted)
+      << result.status().ToString();
+  EXPECT_NE(result.status().message().find("scratch memory of main"),
+            std::string_view::npos)
+      << result.status().ToString();
+}
+
+TEST_F(ExecutableTest, RunTimeFailuresReachTheOutputs) {
+  // A known custom call with operands it cannot take fails when the run
+  // reaches it (as XLA decodes FFI arguments when the call runs): the run's
+  // error reaches its event and its outputs.
+  ASSERT_OK_AND_ASSIGN(auto executable, Compile(R"(
+func.func @main(%x: tensor<f32>) -> tensor<4xf32> {
+  %r = stablehlo.custom_call @lapack_sgetrf_ffi(%x) : (tensor<f32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+})"));
+  ExecuteRequest request;
+  request.position = 0;
+  request.arguments = {F32({1}, {})};
   ASSERT_OK_AND_ASSIGN(ExecuteResult result, executable->Execute(request));
   Status status = result.done->Await();
-  EXPECT_EQ(status.code(), StatusCode::kResourceExhausted) << status.ToString();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
+  EXPECT_NE(status.message().find("expects 1 operands and 3 results"),
+            std::string_view::npos)
+      << status.ToString();
   EXPECT_EQ(Read<float>(result.outputs[0]).status().code(), status.code());
 }
 

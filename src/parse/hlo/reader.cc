@@ -52,9 +52,13 @@ constexpr PrimitiveTypeEntry kPrimitiveTypes[] = {
     {xla::F8E8M0FNU, ElementType::kF8E8M0FNU, "f8e8m0fnu"},
 };
 
+// The product of the dimensions; -1 for a negative dimension or one that
+// does not fit in 64 bits (ArrayType refuses such shapes).
 int64_t ElementCount(const xla::ShapeProto& shape) {
   int64_t count = 1;
-  for (int64_t dim : shape.dimensions()) count *= dim;
+  for (int64_t dim : shape.dimensions()) {
+    if (dim < 0 || __builtin_mul_overflow(count, dim, &count)) return -1;
+  }
   return count;
 }
 
@@ -164,6 +168,10 @@ StatusOr<Type> ArrayType(const xla::ShapeProto& shape, std::string_view what) {
                                 "supported)");
     }
     dims.push_back(shape.dimensions(i));
+  }
+  if (ElementCount(shape) < 0) {
+    return InvalidArgumentError(what, ": the dimensions multiply to more "
+                                "elements than fit in 64 bits");
   }
   return Type::Tensor(std::move(dims), Type::Element(element));
 }

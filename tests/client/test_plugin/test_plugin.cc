@@ -11,8 +11,9 @@
 // "compiles" only modules named @sum (answering UNIMPLEMENTED to anything
 // else) into executables whose one output is the elementwise sum of their
 // f32 inputs; `tf.aliasing_output = 0` in the text donates input 0. Built in
-// variants (see CMakeLists.txt): another major version, and a library without
-// GetPjrtApi.
+// variants (see CMakeLists.txt): another major version, a library without
+// GetPjrtApi, and one that misbehaves on purpose (TEST_PLUGIN_MISBEHAVE: its
+// sums are off by one and it never donates), for `kiln conform` to fail on.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -316,6 +317,9 @@ PJRT_Error* ExecutableDeserializeAndLoad(
 PJRT_Error* LoadedExecutableExecute(PJRT_LoadedExecutable_Execute_Args* args) {
   const PJRT_ExecuteOptions* options = args->options;
   bool first_donatable = args->executable->donates_first;
+#ifdef TEST_PLUGIN_MISBEHAVE
+  first_donatable = false;
+#endif
   if (options != nullptr) {
     for (size_t i = 0; i < options->num_non_donatable_input_indices; ++i) {
       if (options->non_donatable_input_indices[i] == 0) first_donatable = false;
@@ -351,6 +355,9 @@ PJRT_Error* LoadedExecutableExecute(PJRT_LoadedExecutable_Execute_Args* args) {
       const float* in = reinterpret_cast<const float*>(inputs[a]->bytes.data());
       for (size_t i = 0; i < out->bytes.size() / 4; ++i) sum[i] += in[i];
     }
+#ifdef TEST_PLUGIN_MISBEHAVE
+    for (size_t i = 0; i < out->bytes.size() / 4; ++i) sum[i] += 1;
+#endif
     if (first_donatable) {
       inputs[0]->deleted = true;
       inputs[0]->bytes.clear();

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Kiln's tests under sanitizers: part of ./scripts/test.sh (and so of CI).
+#
+#   asan  AddressSanitizer + UndefinedBehaviorSanitizer (with LeakSanitizer):
+#         every CTest test (the unit tests of every layer, the corpus runs,
+#         the C API tests, the command line's), against a plugin built the
+#         same way; only the check of the plugin's exported symbols is
+#         left out (a sanitized library imports the sanitizer's runtime).
+#   tsan  ThreadSanitizer: the runtime's, the C API's and the client's
+#         concurrency tests, the limits tests (runs cancelled from other
+#         threads) and the stress test.
+#
+#   scripts/test_sanitizers.sh [asan|tsan|all]     (default: all)
+#
+# Builds go to build-asan/ and build-tsan/ (or $KILN_SANITIZER_BUILD_PREFIX-asan,
+# -tsan). Every report fails the run: UBSan does not recover, ASan's and
+# TSan's exit codes are non-zero. KILN_SANITIZER_BUILD_ONLY=1 builds and
+# runs nothing (scripts/stress.sh).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PREFIX="${KILN_SANITIZER_BUILD_PREFIX:-${KILN_BUILD_DIR:-$ROOT/build}}"
+export KILN_SHARED_DIR="${KILN_SHARED_DIR:-$ROOT/../shared}"
+JOBS="$(nproc)"
+which="${1:-all}"
+status=0
+
+configure_and_build() {  # dir sanitizers targets...
+  local dir="$1" sanitize="$2"
+  shift 2
+  # -O1: sanitized code runs a few times slower than optimized code, and
+  # builds much faster than -O3.
+  cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_C_FLAGS_DEBUG="-O1 -g" \
+    -DKILN_SANITIZE="$sanitize" -DKILN_BUILD_BENCHMARKS=OFF >/dev/null
+  cmake --build "$dir" --target "$@"
+}
+
+run_ctest() {  # dir label ctest-args...
+  local dir="$1" label="$2"
+  shift 2
+  local start=$SECONDS
+  (cd "$dir" && ctest --output-on-failure -j "$JOBS" --timeout 900 "$@") || status=1
+  echo "sanitizers: $label tests took $((SECONDS - start)) s"
+}
+
+if [ "$which" = asan ] || [ "$which" = all ]; then
+  start=$SECONDS
+  configure_and_build "$PREFIX-asan" "address;undefined" all
+  echo "sanitizers: the ASan+UBSan build took $((SECONDS - start)) s"
+  [ -z "${KILN_SANITIZER_BUILD_ONLY:-}" ] || exit 0
+  # The plugin is dlopened by a sanitized test binary; the host process's
+  # allocator is ASan's, so leaks in the plugin are found too.
+  ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+    run_ctest "$PREFIX-asan" "ASan+UBSan" -E '^pjrt_plugin_exports$'
+fi
+
+if [ "$which" = tsan ] || [ "$which" = all ]; then
+  start=$SECONDS
+  configure_and_build "$PREFIX-tsan" "thread" \
+    kiln_runtime_tests kiln_pjrt_tests kiln_client_tests pjrt_kiln
+  echo "sanitizers: the TSan build took $((SECONDS - start)) s"
+  [ -z "${KILN_SANITIZER_BUILD_ONLY:-}" ] || exit 0
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$ROOT/tests/sanitizers/tsan.supp" \
+    run_ctest "$PREFIX-tsan" "TSan" \
+      -R 'Concurrency|Stress|Limits|WorkQueue|EventTest|CollectivesTest|SpmdTest|SlowProgram|BufferLifetime|ExecuteFourDevices'
+fi
+exit "$status"
