@@ -42,6 +42,19 @@ class CustomCallRegistry {
 // tridiagonal_solve_perturbed_ffi (lower_lapack.cc).
 void RegisterLapackTargets(CustomCallRegistry& registry);
 
+// Registers the GPU targets of programs exported for cuda or rocm, run on
+// the CPU: the cuSOLVER/hipSOLVER FFI targets ({cu,hip}solver_X_ffi for
+// getrf, geqrf, orgqr, potrf, syevd, sytrd, gesvd, gesdd, gesvdj, gesvdp),
+// the legacy cusolver_syevd/syevj, {cu,hip}sparse_gtsv2_ffi,
+// {cu,hip}_lu_pivots_to_permutation and {cu,hip}_threefry2x32[_ffi]
+// (lower_gpu_solver.cc).
+void RegisterGpuTargets(CustomCallRegistry& registry);
+
+// Registers the targets StableHLO and XLA define that exporters write:
+// shape_assertion (checked when the step runs), stablehlo.dynamic_top_k,
+// ApproxTopK and stablehlo.dynamic_approx_top_k (lower_xla_targets.cc).
+void RegisterXlaTargets(CustomCallRegistry& registry);
+
 // Binds every result of `op` to the slot of the operand at the same
 // position (for annotations that are identities on one device).
 Status LowerAsIdentity(Lowering& lowering, const ir::Operation& op);
