@@ -58,7 +58,8 @@ class LinalgCall {
 
   template <typename... Args>
   Status Error(const Args&... args) const {
-    return InvalidArgumentError(op_.Describe(), ": ", args...);
+    return InvalidArgumentError(op_.Describe(), " ", TargetName(), ": ",
+                                args...);
   }
 
   // Checks the operand and result counts and the layouts (column-major
@@ -177,6 +178,14 @@ class LinalgCall {
     std::vector<int64_t> dims = batch_;
     dims.insert(dims.end(), tail.begin(), tail.end());
     return dims;
+  }
+
+  // The custom call's target, which names the routine in errors.
+  std::string TargetName() const {
+    ir::Attribute target = op_.GetAttr("call_target_name");
+    return target.is(ir::AttrKind::kString)      ? target.string_value()
+           : target.is(ir::AttrKind::kSymbolRef) ? target.symbol_root()
+                                                 : op_.name();
   }
 
   ir::Attribute Attr(std::string_view name) const {

@@ -35,14 +35,24 @@ bool IsSolverType(ElementType type) {
 }
 
 // The element type of operand 0, which a solver target takes from it.
+// The op and its target, for errors: "stablehlo.custom_call at f.mlir:3:3
+// @cusolver_potrf_ffi".
+std::string Describe(const ir::Operation& op) {
+  ir::Attribute target = op.GetAttr("call_target_name");
+  return StrCat(op.Describe(), " @",
+                target.is(ir::AttrKind::kString)      ? target.string_value()
+                : target.is(ir::AttrKind::kSymbolRef) ? target.symbol_root()
+                                                      : std::string("?"));
+}
+
 StatusOr<ElementType> SolverType(Lowering& lowering, const ir::Operation& op) {
   if (op.num_operands() < 1) {
-    return InvalidArgumentError(op.Describe(), ": expects a matrix operand");
+    return InvalidArgumentError(Describe(op), ": expects a matrix operand");
   }
   ASSIGN_OR_RETURN(SlotId first, lowering.Operand(op, 0));
   ElementType type = lowering.shape(first).type;
   if (!IsSolverType(type)) {
-    return InvalidArgumentError(op.Describe(), ": element type ",
+    return InvalidArgumentError(Describe(op), ": element type ",
                                 ir::ElementTypeName(type),
                                 " is not f32, f64, complex<f32> or "
                                 "complex<f64>");
@@ -192,7 +202,7 @@ Status LowerLuPivotsToPermutation(Lowering& lowering, const ir::Operation& op) {
 Status LowerThreefry2x32(Lowering& lowering, const ir::Operation& op) {
   if ((op.num_operands() != 4 && op.num_operands() != 5) ||
       op.num_results() != 2) {
-    return InvalidArgumentError(op.Describe(),
+    return InvalidArgumentError(Describe(op),
                                 ": expects 4 operands (key0, key1, x0, x1) "
                                 "and 2 results, got ",
                                 op.num_operands(), " and ", op.num_results());
@@ -204,7 +214,7 @@ Status LowerThreefry2x32(Lowering& lowering, const ir::Operation& op) {
     ArrayShape operand = lowering.shape(slot);
     if (i == 0) shape = operand;
     if (operand.type != ElementType::kUI32 || operand != shape) {
-      return InvalidArgumentError(op.Describe(), ": operand ", i, " is ",
+      return InvalidArgumentError(Describe(op), ": operand ", i, " is ",
                                   operand.ToString(), ", expected ",
                                   ArrayShape{ElementType::kUI32, shape.dims}
                                       .ToString());
@@ -215,7 +225,7 @@ Status LowerThreefry2x32(Lowering& lowering, const ir::Operation& op) {
   for (int i = 0; i < 2; ++i) {
     ASSIGN_OR_RETURN(SlotId slot, lowering.NewResult(op, i, shape.dims));
     if (lowering.shape(slot) != shape) {
-      return InvalidArgumentError(op.Describe(), ": result ", i, " is ",
+      return InvalidArgumentError(Describe(op), ": result ", i, " is ",
                                   lowering.shape(slot).ToString(),
                                   ", expected ", shape.ToString());
     }
