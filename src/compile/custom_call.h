@@ -3,10 +3,12 @@
 //
 // Kiln's own registry (`Builtin()`) knows the targets a one-device CPU
 // plugin must accept: sharding annotations and device placement hints are
-// identities, and JAX's LAPACK FFI targets (lapack_*_ffi, lower_lapack.cc)
-// run on Kiln's own kernels. Tools and tests extend it with a registry whose
-// fallback is the built-in one (the corpus check targets live in tools/, never
-// in the plugin). An unknown target fails compilation.
+// identities; JAX's LAPACK FFI targets (lapack_*_ffi, lower_lapack.cc) and
+// the GPU solver and random targets of programs exported for cuda or rocm
+// (lower_gpu_solver.cc) run on Kiln's own kernels; shape_assertion and the
+// top-k targets are lower_xla_targets.cc. Tools and tests extend it with a
+// registry whose fallback is the built-in one (the corpus check targets live in
+// tools/, never in the plugin). An unknown target fails compilation.
 #ifndef KILN_COMPILE_CUSTOM_CALL_H_
 #define KILN_COMPILE_CUSTOM_CALL_H_
 

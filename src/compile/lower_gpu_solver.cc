@@ -192,8 +192,8 @@ Status LowerLuPivotsToPermutation(Lowering& lowering, const ir::Operation& op) {
   }
   ASSIGN_OR_RETURN(SlotId pivots, call.Operand(0, ElementType::kI32, {k}));
   ASSIGN_OR_RETURN(SlotId permutation, call.Result(0, ElementType::kI32, {m}));
-  call.Emit(exec::MakeLuPivotsToPermutationKernel(call.batch(), k, m),
-            {pivots}, {permutation});
+  call.Emit(exec::MakeLuPivotsToPermutationKernel(call.batch(), k, m), {pivots},
+            {permutation});
   return OkStatus();
 }
 
@@ -214,10 +214,9 @@ Status LowerThreefry2x32(Lowering& lowering, const ir::Operation& op) {
     ArrayShape operand = lowering.shape(slot);
     if (i == 0) shape = operand;
     if (operand.type != ElementType::kUI32 || operand != shape) {
-      return InvalidArgumentError(Describe(op), ": operand ", i, " is ",
-                                  operand.ToString(), ", expected ",
-                                  ArrayShape{ElementType::kUI32, shape.dims}
-                                      .ToString());
+      return InvalidArgumentError(
+          Describe(op), ": operand ", i, " is ", operand.ToString(),
+          ", expected ", ArrayShape{ElementType::kUI32, shape.dims}.ToString());
     }
     inputs.push_back(slot);
   }

@@ -24,7 +24,6 @@
 
 namespace kiln::compile {
 
-
 Status LowerGetrf(LinalgCall& call) {
   RETURN_IF_ERROR(call.Begin(1, 3));
   ASSIGN_OR_RETURN(auto mn, MatrixOperand(call));
@@ -133,8 +132,8 @@ Status LowerPotrf(LinalgCall& call, bool lower) {
   ASSIGN_OR_RETURN(SlotId a, call.Operand(0, call.type(), {n, n}));
   ASSIGN_OR_RETURN(SlotId out, call.Result(0, call.type(), {n, n}));
   ASSIGN_OR_RETURN(SlotId info, call.Result(1, ElementType::kI32, {}));
-  call.Emit(exec::MakePotrfKernel(call.type(), call.batch(), n, lower),
-            {a}, {out, info});
+  call.Emit(exec::MakePotrfKernel(call.type(), call.batch(), n, lower), {a},
+            {out, info});
   return OkStatus();
 }
 
@@ -185,8 +184,7 @@ Status LowerSyevd(LinalgCall& call, bool lower, bool vectors) {
   ASSIGN_OR_RETURN(SlotId v, call.Result(0, call.type(), {n, n}));
   ASSIGN_OR_RETURN(SlotId w, call.Result(1, call.real_type(), {n}));
   ASSIGN_OR_RETURN(SlotId info, call.Result(2, ElementType::kI32, {}));
-  call.Emit(exec::MakeSyevdKernel(call.type(), call.batch(), n, lower,
-                                  vectors),
+  call.Emit(exec::MakeSyevdKernel(call.type(), call.batch(), n, lower, vectors),
             {a}, {v, w, info});
   return OkStatus();
 }
@@ -329,8 +327,8 @@ Status LowerSytrd(LinalgCall& call, bool lower) {
   ASSIGN_OR_RETURN(SlotId e, call.Result(2, call.real_type(), {Minus1(n)}));
   ASSIGN_OR_RETURN(SlotId tau, call.Result(3, call.type(), {Minus1(n)}));
   ASSIGN_OR_RETURN(SlotId info, call.Result(4, ElementType::kI32, {}));
-  call.Emit(exec::MakeSytrdKernel(call.type(), call.batch(), n, lower),
-            {a}, {out, d, e, tau, info});
+  call.Emit(exec::MakeSytrdKernel(call.type(), call.batch(), n, lower), {a},
+            {out, d, e, tau, info});
   return OkStatus();
 }
 

@@ -28,8 +28,9 @@ Status LowerShapeAssertion(Lowering& lowering, const ir::Operation& op) {
   }
   if (op.num_operands() < 1 || op.num_results() != 0) {
     return InvalidArgumentError(
-        op.Describe(), ": shape_assertion takes an i1 predicate and integer "
-                       "values and has no results, got ",
+        op.Describe(),
+        ": shape_assertion takes an i1 predicate and integer "
+        "values and has no results, got ",
         op.num_operands(), " operands and ", op.num_results(), " results");
   }
   std::vector<SlotId> inputs;
@@ -37,10 +38,9 @@ Status LowerShapeAssertion(Lowering& lowering, const ir::Operation& op) {
   for (int i = 0; i < op.num_operands(); ++i) {
     ASSIGN_OR_RETURN(SlotId slot, lowering.Operand(op, i));
     ArrayShape shape = lowering.shape(slot);
-    bool ok = shape.rank() == 0 &&
-              (i == 0 ? shape.type == ElementType::kI1
-                      : ir::IsInteger(shape.type) &&
-                            ir::BitWidth(shape.type) >= 8);
+    bool ok = shape.rank() == 0 && (i == 0 ? shape.type == ElementType::kI1
+                                           : ir::IsInteger(shape.type) &&
+                                                 ir::BitWidth(shape.type) >= 8);
     if (!ok) {
       return InvalidArgumentError(
           op.Describe(), ": shape_assertion operand ", i, " is ",
@@ -73,11 +73,10 @@ Status EmitTopK(Lowering& lowering, const ir::Operation& op, SlotId operand,
   ElementType index_type = lowering.shape(indices).type;
   if (lowering.shape(values).type != in.type ||
       (index_type != ElementType::kI32 && index_type != ElementType::kI64)) {
-    return InvalidArgumentError(op.Describe(), ": results ",
-                                lowering.shape(values).ToString(), " and ",
-                                lowering.shape(indices).ToString(),
-                                " are not values of ", in.ToString(),
-                                " and i32 or i64 indices");
+    return InvalidArgumentError(
+        op.Describe(), ": results ", lowering.shape(values).ToString(), " and ",
+        lowering.shape(indices).ToString(), " are not values of ",
+        in.ToString(), " and i32 or i64 indices");
   }
   lowering.Emit(op, exec::MakeTopKKernel(in, k, index_type), {operand},
                 {values, indices});
@@ -110,8 +109,9 @@ Status LowerApproxTopK(Lowering& lowering, const ir::Operation& op) {
   const bool dynamic = op.num_operands() == 5;
   if ((op.num_operands() != 4 && !dynamic) || op.num_results() != 2) {
     return UnimplementedError(
-        op.Describe(), ": approximate top-k of one operand (operand, iota, "
-                       "init value, init index",
+        op.Describe(),
+        ": approximate top-k of one operand (operand, iota, "
+        "init value, init index",
         dynamic ? ", k" : "", ") into values and indices is supported, got ",
         op.num_operands(), " operands and ", op.num_results(), " results");
   }

@@ -75,8 +75,9 @@ std::vector<float> TestMatrix(int64_t rows, int64_t cols, double diagonal = 0) {
   std::vector<float> v(rows * cols);
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
-      v[i * cols + j] = static_cast<float>(std::sin(7.0 * i + 3.0 * j + 2.0 * i * j + 1.0) +
-                                           (i == j ? diagonal : 0.0));
+      v[i * cols + j] =
+          static_cast<float>(std::sin(7.0 * i + 3.0 * j + 2.0 * i * j + 1.0) +
+                             (i == j ? diagonal : 0.0));
   return v;
 }
 
@@ -111,8 +112,9 @@ TEST(ShapeAssertionTest, AFailingAssertionFailsTheRunWithItsMessage) {
 }
 
 TEST(ShapeAssertionTest, FormatsPlaceholdersAndKeepsOtherBraces) {
-  EXPECT_EQ(exec::FormatShapeAssertionMessage("{0} and {1}, {x} {5} {", {4, -2}),
-            "4 and -2, {x} {5} {");
+  EXPECT_EQ(
+      exec::FormatShapeAssertionMessage("{0} and {1}, {x} {5} {", {4, -2}),
+      "4 and -2, {x} {5} {");
 }
 
 TEST(ShapeAssertionTest, APredicateThatIsNotI1IsRefused) {
@@ -134,12 +136,14 @@ func.func @main(%x: tensor<i32>) -> tensor<i32> {
 // Random123's known answers for threefry2x32 with 20 rounds (kat_vectors):
 // (key, counter) -> output.
 TEST(Threefry2x32Test, MatchesTheRandom123KnownAnswers) {
-  for (const char* target : {"cu_threefry2x32_ffi", "hip_threefry2x32_ffi",
-                             "cu_threefry2x32"}) {
-    std::string program = std::string(R"(
+  for (const char* target :
+       {"cu_threefry2x32_ffi", "hip_threefry2x32_ffi", "cu_threefry2x32"}) {
+    std::string program =
+        std::string(R"(
 func.func @main(%k0: tensor<3xui32>, %k1: tensor<3xui32>, %x0: tensor<3xui32>, %x1: tensor<3xui32>) -> (tensor<3xui32>, tensor<3xui32>) {
-  %r:2 = stablehlo.custom_call @)") + target +
-                          R"((%k0, %k1, %x0, %x1) {mhlo.backend_config = {}} : (tensor<3xui32>, tensor<3xui32>, tensor<3xui32>, tensor<3xui32>) -> (tensor<3xui32>, tensor<3xui32>)
+  %r:2 = stablehlo.custom_call @)") +
+        target +
+        R"((%k0, %k1, %x0, %x1) {mhlo.backend_config = {}} : (tensor<3xui32>, tensor<3xui32>, tensor<3xui32>, tensor<3xui32>) -> (tensor<3xui32>, tensor<3xui32>)
   return %r#0, %r#1 : tensor<3xui32>, tensor<3xui32>
 }
 )";
@@ -163,13 +167,14 @@ func.func @main(%k0: tensor<3xui32>, %k1: tensor<3xui32>, %x0: tensor<3xui32>, %
 }
 
 TEST(Threefry2x32Test, OperandsOfAnotherTypeFailNamingTheOp) {
-  auto results = RunText(R"(
+  auto results =
+      RunText(R"(
 func.func @main(%k: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
   %r:2 = stablehlo.custom_call @cu_threefry2x32_ffi(%k, %k, %k, %k) : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
   return %r#0, %r#1 : tensor<2xf32>, tensor<2xf32>
 }
 )",
-                         {HostArray::Of<float>(ElementType::kF32, {2}, {1, 2})});
+              {HostArray::Of<float>(ElementType::kF32, {2}, {1, 2})});
   ASSERT_FALSE(results.ok());
   EXPECT_EQ(results.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(results.status().message().find("cu_threefry2x32_ffi"),
@@ -180,14 +185,14 @@ func.func @main(%k: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
 // --- lu_pivots_to_permutation -------------------------------------------
 
 TEST(LuPivotsToPermutationTest, AppliesTheSwapsInOrder) {
-  auto results = RunText(R"(
+  auto results = RunText(
+      R"(
 func.func @main(%p: tensor<2x3xi32>) -> tensor<2x4xi32> {
   %r = stablehlo.custom_call @cu_lu_pivots_to_permutation(%p) {mhlo.backend_config = {}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 0]> : tensor<2xindex>], result_layouts = [dense<[1, 0]> : tensor<2xindex>]} : (tensor<2x3xi32>) -> tensor<2x4xi32>
   return %r : tensor<2x4xi32>
 }
 )",
-                         {HostArray::Of<int32_t>(ElementType::kI32, {2, 3},
-                                                 {2, 2, 3, 0, 1, 2})});
+      {HostArray::Of<int32_t>(ElementType::kI32, {2, 3}, {2, 2, 3, 0, 1, 2})});
   ASSERT_TRUE(results.ok()) << results.status().ToString();
   // [0 1 2 3] -swap(0,2)-> [2 1 0 3] -swap(1,2)-> [2 0 1 3] -swap(2,3)->
   // [2 0 3 1]; the second batch element is the identity.
@@ -201,13 +206,16 @@ TEST(GpuSolverTest, GetrfGivesPivotsAndFactorsOfThePermutedMatrix) {
   const int64_t n = 4;
   std::vector<float> a = TestMatrix(n, n);
   for (const char* target : {"cusolver_getrf_ffi", "hipsolver_getrf_ffi"}) {
-    auto results = RunText(std::string(R"(
+    auto results = RunText(
+        std::string(R"(
 func.func @main(%a: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xi32>, tensor<i32>) {
-  %r:3 = stablehlo.custom_call @)") + target + R"((%a) {mhlo.backend_config = {}, mhlo.frontend_attributes = {num_batch_dims = "0"}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>, dense<> : tensor<0xindex>]} : (tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xi32>, tensor<i32>)
+  %r:3 = stablehlo.custom_call @)") +
+            target +
+            R"((%a) {mhlo.backend_config = {}, mhlo.frontend_attributes = {num_batch_dims = "0"}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>, dense<> : tensor<0xindex>]} : (tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xi32>, tensor<i32>)
   return %r#0, %r#1, %r#2 : tensor<4x4xf32>, tensor<4xi32>, tensor<i32>
 }
 )",
-                           {HostArray::Of(ElementType::kF32, {n, n}, a)});
+        {HostArray::Of(ElementType::kF32, {n, n}, a)});
     ASSERT_TRUE(results.ok()) << target << ": " << results.status().ToString();
     Mat lu = MatOf((*results)[0].As<float>(), n, n);
     std::vector<int32_t> ipiv = (*results)[1].As<int32_t>();
@@ -292,7 +300,8 @@ func.func @main(%a: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>, tensor<
 }
 )";
   for (const std::string& program : {ffi, legacy}) {
-    auto results = RunText(program, {HostArray::Of(ElementType::kF32, {n, n}, a)});
+    auto results =
+        RunText(program, {HostArray::Of(ElementType::kF32, {n, n}, a)});
     ASSERT_TRUE(results.ok()) << results.status().ToString();
     Mat v = MatOf((*results)[0].As<float>(), n, n);
     std::vector<float> w = (*results)[1].As<float>();
@@ -366,14 +375,14 @@ func.func @main(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {
 }
 
 TEST(GpuSolverTest, AnIntegerMatrixFailsNamingTheOp) {
-  auto results = RunText(R"(
+  auto results = RunText(
+      R"(
 func.func @main(%a: tensor<2x2xi32>) -> (tensor<2x2xi32>, tensor<i32>) {
   %r:2 = stablehlo.custom_call @cusolver_potrf_ffi(%a) {mhlo.backend_config = {lower = true}} : (tensor<2x2xi32>) -> (tensor<2x2xi32>, tensor<i32>)
   return %r#0, %r#1 : tensor<2x2xi32>, tensor<i32>
 }
 )",
-                         {HostArray::Of<int32_t>(ElementType::kI32, {2, 2},
-                                                 {1, 0, 0, 1})});
+      {HostArray::Of<int32_t>(ElementType::kI32, {2, 2}, {1, 0, 0, 1})});
   ASSERT_FALSE(results.ok());
   EXPECT_EQ(results.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(results.status().message().find("cusolver_potrf_ffi"),

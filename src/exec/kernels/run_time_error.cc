@@ -90,7 +90,8 @@ std::string FormatShapeAssertionMessage(std::string_view format,
       }
       if (end > i + 1 && end < format.size() && format[end] == '}' &&
           end - i <= 10) {
-        size_t index = std::stoul(std::string(format.substr(i + 1, end - i - 1)));
+        size_t index =
+            std::stoul(std::string(format.substr(i + 1, end - i - 1)));
         if (index < values.size()) {
           out += std::to_string(values[index]);
           i = end + 1;
