@@ -87,11 +87,11 @@ const CustomCallRegistry& CustomCallRegistry::Builtin() {
           "LayoutConstraint", "X64Combine"}) {
       r->Register(name, LowerAsIdentity);
     }
-    // The shape assertions of jax.export: checked when shapes are refined;
-    // on static shapes they hold by construction.
     r->Register("kiln_python_callback", LowerHostCallback);
-    r->Register("shape_assertion",
-                [](Lowering&, const ir::Operation&) { return OkStatus(); });
+    // Programs exported on GPUs: solver, sparse and random targets.
+    RegisterGpuTargets(*r);
+    // jax.export's shape assertions and XLA's top-k targets.
+    RegisterXlaTargets(*r);
     // lax.dce_sink: keeps its operands alive through dead-code elimination
     // and does nothing at run time (it has no results).
     r->Register("dce_sink", [](Lowering&, const ir::Operation& op) -> Status {

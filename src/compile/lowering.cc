@@ -10,6 +10,7 @@
 #include "compile/custom_call.h"
 #include "compile/lower_families.h"
 #include "exec/executor.h"
+#include "exec/ffi.h"
 #include "exec/kernels/copy.h"
 #include "exec/kernels/quantize.h"
 #include "exec/kernels/run_time_error.h"
@@ -557,6 +558,18 @@ Status Lowering::LowerOpNoLifetimes(const ir::Operation& op) {
                            ? target.symbol_root()
                            : "";
     fn = custom_calls_.Find(name);
+    if (fn == nullptr && exec::FindFfiHandler(name).has_value()) {
+      // A handler registered through XLA's FFI (lower_ffi.cc).
+      static const LowerFn* ffi_call = new LowerFn(
+          [](Lowering& lowering, const ir::Operation& op) -> Status {
+            ir::Attribute target = op.GetAttr("call_target_name");
+            return LowerFfiCall(lowering, op,
+                                target.is(ir::AttrKind::kString)
+                                    ? target.string_value()
+                                    : target.symbol_root());
+          });
+      fn = ffi_call;
+    }
     if (fn == nullptr) {
       return UnimplementedError(op.Describe(), ": custom_call target \"", name,
                                 "\" is not supported by Kiln");

@@ -16,6 +16,8 @@
 
 namespace kiln::exec {
 
+class FfiUserData;  // exec/ffi.h
+
 // Gives memory for a plan's outputs. The runtime implements it to place
 // outputs in its own buffers (or to hand back a donated argument's memory
 // for an output with `Plan::output_aliases()[index] >= 0`).
@@ -57,6 +59,12 @@ struct RunOptions {
   int participant = 0;
   // When set, every step run records an event here (exec/profile.h).
   Profile* profile = nullptr;
+  // What FFI handlers see of the run (exec/ffi.h): the execution's user
+  // data (PJRT_ExecuteContext; may be null), the device's id and the run's
+  // id.
+  const FfiUserData* ffi_user_data = nullptr;
+  int device_ordinal = 0;
+  int64_t run_id = 0;
 };
 
 // Per-run state: the address of every slot, and the run's options.
@@ -90,6 +98,7 @@ class RunContext {
   // id.
   Communicator* communicator() const { return options_.communicator; }
   int participant() const { return options_.participant; }
+  const RunOptions& options() const { return options_; }
 
   // Runs every step of `region` in order (its params must be written).
   Status RunRegion(const Region& region);

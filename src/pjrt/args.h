@@ -42,6 +42,9 @@ KILN_PJRT_STRUCT_INFO(PJRT_Buffer_MemoryLayout_Strides)
 KILN_PJRT_STRUCT_INFO(PJRT_Buffer_CopyRawToHostFuture_Callback_Args)
 KILN_PJRT_STRUCT_INFO(PJRT_Shardings_PJRT_Executable_ParameterShardings_Args)
 KILN_PJRT_STRUCT_INFO(PJRT_Shardings_PJRT_Executable_OutputShardings_Args)
+KILN_PJRT_STRUCT_INFO(PJRT_FFI_TypeID_Register_Args)
+KILN_PJRT_STRUCT_INFO(PJRT_FFI_UserData_Add_Args)
+KILN_PJRT_STRUCT_INFO(PJRT_FFI_Register_Handler_Args)
 #undef KILN_PJRT_STRUCT_INFO
 
 // Checks that `s` is not null and that its struct_size covers the first

@@ -2,6 +2,7 @@
 // starts the executions (one launch of every device, or the one device
 // named by execute_device) and hands out the output buffers and completion
 // events at once.
+#include <atomic>
 #include <set>
 
 #include "pjrt/args.h"
@@ -16,6 +17,7 @@ namespace {
 struct ExecuteOptions {
   std::set<int> non_donatable;
   int64_t launch_id = 0;
+  std::shared_ptr<const exec::FfiUserData> ffi_user_data;
 };
 
 StatusOr<ExecuteOptions> ReadExecuteOptions(const PJRT_ExecuteOptions* options,
@@ -55,8 +57,11 @@ StatusOr<ExecuteOptions> ReadExecuteOptions(const PJRT_ExecuteOptions* options,
   }
   if (KILN_PJRT_HAS_FIELD(options, PJRT_ExecuteOptions, context) &&
       options->context != nullptr) {
-    return UnimplementedError(
-        "PJRT_ExecuteOptions.context: Kiln has no FFI execute context");
+    // The user data FFI handlers of this execution read (pjrt/ffi.cc).
+    ASSIGN_OR_RETURN(
+        PJRT_ExecuteContext * context,
+        CheckExecuteContext(options->context, "PJRT_ExecuteOptions.context"));
+    result.ffi_user_data = context->user_data;
   }
   // call_location is a caller's note for debugging; nothing to honor.
   if (KILN_PJRT_HAS_FIELD(options, PJRT_ExecuteOptions, incarnation_ids) &&
@@ -149,6 +154,9 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(
 
     // Every device's request is checked before any starts.
     std::vector<runtime::ExecuteRequest> requests(num_devices);
+    // One id per call: what FFI handlers read as the run's id.
+    static std::atomic<int64_t> next_run_id{1};
+    const int64_t run_id = next_run_id.fetch_add(1);
     for (size_t d = 0; d < num_devices; ++d) {
       runtime::ExecuteRequest& request = requests[d];
       if (execute_device != nullptr) {
@@ -160,6 +168,8 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(
       }
       request.non_donatable = options.non_donatable;
       request.launch_id = options.launch_id;
+      request.ffi_user_data = options.ffi_user_data;
+      request.run_id = run_id;
       if (num_args > 0 && args->argument_lists[d] == nullptr) {
         return InvalidArgumentError(
             "PJRT_LoadedExecutable_Execute_Args.argument_lists[", d,

@@ -7,6 +7,7 @@
 #define KILN_PJRT_EXTENSIONS_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "pjrt_c_api.h"
 
@@ -54,12 +55,176 @@ typedef struct PJRT_Shardings_Extension {
 PJRT_DEFINE_STRUCT_TRAITS(PJRT_Shardings_Extension,
                           PJRT_Shardings_PJRT_Executable_OutputShardings);
 
+#define PJRT_API_FFI_EXTENSION_VERSION 2
+
+// FFI (PJRT_Extension_Type_FFI): registration of XLA FFI handlers and user
+// types, and user data for an execution (pjrt/ffi.cc).
+struct PJRT_FFI_TypeID_Register_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  const char* type_name;
+  size_t type_name_size;
+  int64_t type_id;  // in: 0 asks for a new id; out: the id
+};
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_FFI_TypeID_Register_Args, type_id);
+
+typedef struct PJRT_FFI_UserData {
+  int64_t type_id;
+  void* data;
+  void (*deleter)(void* data);  // optional; called when the context goes
+} PJRT_FFI_UserData;
+
+struct PJRT_FFI_UserData_Add_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  PJRT_ExecuteContext* context;
+  PJRT_FFI_UserData user_data;
+};
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_FFI_UserData_Add_Args, user_data);
+
+typedef enum PJRT_FFI_Handler_TraitsBits {
+  PJRT_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE = 1u << 0,
+} PJRT_FFI_Handler_TraitsBits;
+
+// No extension_start: the struct is laid out so in XLA's header.
+struct PJRT_FFI_Register_Handler_Args {
+  size_t struct_size;
+  const char* target_name;
+  size_t target_name_size;
+  int api_version;  // 0: the legacy custom call; 1: the typed FFI
+  void* handler;    // an XLA_FFI_Handler* (api_version 1)
+  const char* platform_name;
+  size_t platform_name_size;
+  PJRT_FFI_Handler_TraitsBits traits;
+};
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_FFI_Register_Handler_Args, traits);
+
+typedef PJRT_Error* PJRT_FFI_TypeID_Register(
+    PJRT_FFI_TypeID_Register_Args* args);
+typedef PJRT_Error* PJRT_FFI_UserData_Add(PJRT_FFI_UserData_Add_Args* args);
+typedef PJRT_Error* PJRT_FFI_Register_Handler(
+    PJRT_FFI_Register_Handler_Args* args);
+
+typedef struct PJRT_FFI_Extension {
+  PJRT_Extension_Base base;
+  PJRT_FFI_TypeID_Register* type_id_register;
+  PJRT_FFI_UserData_Add* user_data_add;
+  PJRT_FFI_Register_Handler* register_handler;
+} PJRT_FFI_Extension;
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_FFI_Extension, register_handler);
+
+// Profiler (PJRT_Extension_Type_Profiler, extension version 1): the
+// plugin's half of a profiler session (pjrt/profiler.cc). The session's
+// calls and their errors go through PLUGIN_Profiler_Api, whose layout is
+// XLA's xla/backends/profiler/plugin/profiler_c_api.h (profiler API 1).
+#define PJRT_API_PROFILER_EXTENSION_VERSION 1
+#define PLUGIN_PROFILER_VERSION 1
+
+#define KILN_PROFILER_STRUCT_SIZE(type, last) \
+  (offsetof(type, last) + sizeof(((type*)0)->last))
+
+typedef struct PLUGIN_Profiler PLUGIN_Profiler;
+typedef struct PLUGIN_Profiler_Error PLUGIN_Profiler_Error;
+
+struct PLUGIN_Profiler_Error_Destroy_Args {
+  size_t struct_size;
+  void* priv;
+  PLUGIN_Profiler_Error* error;
+};
+typedef void PLUGIN_Profiler_Error_Destroy(
+    PLUGIN_Profiler_Error_Destroy_Args* args);
+
+struct PLUGIN_Profiler_Error_Message_Args {
+  size_t struct_size;
+  void* priv;
+  const PLUGIN_Profiler_Error* error;
+  const char* message;  // out, lives as long as `error`
+  size_t message_size;  // out
+};
+typedef void PLUGIN_Profiler_Error_Message(
+    PLUGIN_Profiler_Error_Message_Args* args);
+
+struct PLUGIN_Profiler_Error_GetCode_Args {
+  size_t struct_size;
+  void* priv;
+  const PLUGIN_Profiler_Error* error;
+  int code;  // out
+};
+typedef PLUGIN_Profiler_Error* PLUGIN_Profiler_Error_GetCode(
+    PLUGIN_Profiler_Error_GetCode_Args* args);
+
+struct PLUGIN_Profiler_Create_Args {
+  size_t struct_size;
+  const char* options;  // a serialized tensorflow.ProfileOptions
+  size_t options_size;
+  PLUGIN_Profiler* profiler;  // out
+};
+typedef PLUGIN_Profiler_Error* PLUGIN_Profiler_Create(
+    PLUGIN_Profiler_Create_Args* args);
+
+struct PLUGIN_Profiler_Destroy_Args {
+  size_t struct_size;
+  PLUGIN_Profiler* profiler;
+};
+typedef PLUGIN_Profiler_Error* PLUGIN_Profiler_Destroy(
+    PLUGIN_Profiler_Destroy_Args* args);
+
+struct PLUGIN_Profiler_Start_Args {
+  size_t struct_size;
+  PLUGIN_Profiler* profiler;
+};
+typedef PLUGIN_Profiler_Error* PLUGIN_Profiler_Start(
+    PLUGIN_Profiler_Start_Args* args);
+
+struct PLUGIN_Profiler_Stop_Args {
+  size_t struct_size;
+  PLUGIN_Profiler* profiler;
+};
+typedef PLUGIN_Profiler_Error* PLUGIN_Profiler_Stop(
+    PLUGIN_Profiler_Stop_Args* args);
+
+struct PLUGIN_Profiler_CollectData_Args {
+  size_t struct_size;
+  PLUGIN_Profiler* profiler;
+  uint8_t* buffer;              // in/out
+  size_t buffer_size_in_bytes;  // out
+};
+typedef PLUGIN_Profiler_Error* PLUGIN_Profiler_CollectData(
+    PLUGIN_Profiler_CollectData_Args* args);
+
+typedef struct PLUGIN_Profiler_Api {
+  size_t struct_size;
+  void* priv;
+  PLUGIN_Profiler_Error_Destroy* error_destroy;
+  PLUGIN_Profiler_Error_Message* error_message;
+  PLUGIN_Profiler_Error_GetCode* error_get_code;
+  PLUGIN_Profiler_Create* create;
+  PLUGIN_Profiler_Destroy* destroy;
+  PLUGIN_Profiler_Start* start;
+  PLUGIN_Profiler_Stop* stop;
+  PLUGIN_Profiler_CollectData* collect_data;
+} PLUGIN_Profiler_Api;
+
+typedef struct PJRT_Profiler_Extension {
+  size_t struct_size;
+  PJRT_Extension_Type type;
+  PJRT_Extension_Base* next;
+  PLUGIN_Profiler_Api* profiler_api;
+  int64_t traceme_context_id;  // only when passed as an args extension
+} PJRT_Profiler_Extension;
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_Profiler_Extension, traceme_context_id);
+
 }  // extern "C"
 
 namespace kiln::pjrt {
 
 // The first extension of Kiln's chain (PJRT_Api.extension_start).
 PJRT_Extension_Base* ExtensionChain();
+
+// The extensions after Shardings, each linking to the next: FFI
+// (pjrt/ffi.cc), then Profiler (pjrt/profiler.cc).
+PJRT_Extension_Base* FfiExtension();
+PJRT_Extension_Base* ProfilerExtension();
 
 }  // namespace kiln::pjrt
 

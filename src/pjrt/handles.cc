@@ -99,6 +99,12 @@ StatusOr<PJRT_Executable*> CheckExecutable(PJRT_Executable* executable,
                      what);
 }
 
+StatusOr<PJRT_ExecuteContext*> CheckExecuteContext(PJRT_ExecuteContext* context,
+                                                   std::string_view what) {
+  return CheckTagged(context, HandleTag::kExecuteContext, "PJRT_ExecuteContext",
+                     what);
+}
+
 StatusOr<PJRT_LoadedExecutable*> CheckLoadedExecutable(
     PJRT_LoadedExecutable* executable, std::string_view what) {
   return CheckTagged(executable, HandleTag::kLoadedExecutable,

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "exec/ffi.h"
 #include "pjrt/named_values.h"
 #include "pjrt_c_api.h"
 #include "runtime/buffer.h"
@@ -48,6 +49,7 @@ enum class HandleTag : uint64_t {
   kTopology = MakeHandleTag("kln:topo"),
   kExecutable = MakeHandleTag("kln:exec"),
   kLoadedExecutable = MakeHandleTag("kln:load"),
+  kExecuteContext = MakeHandleTag("kln:ectx"),
 };
 
 // What PJRT_Executable and PJRT_LoadedExecutable handles share: the
@@ -182,6 +184,15 @@ struct PJRT_Event {
   bool settable = false;
 };
 
+// PJRT_ExecuteContext: the FFI user data that executions given this
+// context hand to FFI handlers (PJRT_FFI_UserData_Add fills it). Runs hold
+// it too, so destroying the context while they run is safe.
+struct PJRT_ExecuteContext {
+  kiln::pjrt::HandleTag tag = kiln::pjrt::HandleTag::kExecuteContext;
+  std::shared_ptr<kiln::exec::FfiUserData> user_data =
+      std::make_shared<kiln::exec::FfiUserData>();
+};
+
 namespace kiln::pjrt {
 
 // The checked handle behind a pointer: INVALID_ARGUMENT naming `what` (e.g.
@@ -198,6 +209,8 @@ StatusOr<PJRT_Executable*> CheckExecutable(PJRT_Executable* executable,
                                            std::string_view what);
 StatusOr<PJRT_LoadedExecutable*> CheckLoadedExecutable(
     PJRT_LoadedExecutable* executable, std::string_view what);
+StatusOr<PJRT_ExecuteContext*> CheckExecuteContext(PJRT_ExecuteContext* context,
+                                                   std::string_view what);
 StatusOr<const PJRT_TopologyDescription*> CheckTopology(
     const PJRT_TopologyDescription* topology, std::string_view what);
 

@@ -63,7 +63,7 @@ PJRT_Extension_Base* ExtensionChain() {
     PJRT_Shardings_Extension extension{};
     extension.base.struct_size = PJRT_Shardings_Extension_STRUCT_SIZE;
     extension.base.type = PJRT_Extension_Type_Shardings;
-    extension.base.next = nullptr;
+    extension.base.next = FfiExtension();
     extension.PJRT_Shardings_PJRT_Executable_ParameterShardings =
         &ParameterShardings;
     extension.PJRT_Shardings_PJRT_Executable_OutputShardings = &OutputShardings;

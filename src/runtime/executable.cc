@@ -15,6 +15,7 @@
 #include "parse/parse.h"
 #include "runtime/device.h"
 #include "runtime/storage.h"
+#include "runtime/tracing.h"
 #include "runtime/work_queue.h"
 
 namespace kiln::runtime {
@@ -275,6 +276,10 @@ struct Run {
   // participant id there.
   std::shared_ptr<exec::Communicator> communicator;
   int participant = 0;
+  std::shared_ptr<const exec::FfiUserData> ffi_user_data;
+  int device_ordinal = 0;
+  int64_t run_id = 0;
+  std::string name;  // the program's, for traces
   // Cancels the run (run_registry.h); its scratch arena's bytes, held from
   // the client's memory budget while the run lives.
   std::shared_ptr<RunControl> control = std::make_shared<RunControl>();
@@ -292,7 +297,19 @@ struct Run {
     options.communicator = communicator.get();
     options.participant = participant;
     options.cancel = control->flag();
-    return exec::Execute(*plan, pointers, allocator, options).status();
+    options.ffi_user_data = ffi_user_data.get();
+    options.device_ordinal = device_ordinal;
+    options.run_id = run_id;
+    if (!TracingActive()) {
+      return exec::Execute(*plan, pointers, allocator, options).status();
+    }
+    // A profiler is listening (runtime/tracing.h): the run and its steps.
+    exec::Profile profile;
+    const int64_t origin_ns = WallNanos();
+    options.profile = &profile;
+    Status status = exec::Execute(*plan, pointers, allocator, options).status();
+    RecordRun(name, device_ordinal, origin_ns, WallNanos(), profile, origin_ns);
+    return status;
   }
 };
 
@@ -728,6 +745,10 @@ StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
   auto run = std::make_shared<Run>();
   run->plan = plan;
   run->participant = target.position;
+  run->ffi_user_data = request.ffi_user_data;
+  run->device_ordinal = device->id();
+  run->run_id = request.run_id;
+  run->name = name();
   run->arguments.resize(count);
   std::vector<std::shared_ptr<Event>> ready;
   ready.reserve(count);

@@ -49,6 +49,7 @@
 namespace kiln::exec {
 class Plan;
 class ProcessCollectives;
+class FfiUserData;
 }  // namespace kiln::exec
 
 namespace kiln::runtime {
@@ -106,6 +107,10 @@ struct ExecuteRequest {
   // PJRT_ExecuteOptions.launch_id: for a program with collectives started
   // one device at a time, the executions with the same id form one launch.
   int64_t launch_id = 0;
+  // What FFI handlers of the run see (exec/ffi.h): the user data of the
+  // execute context (may be null) and the run's id.
+  std::shared_ptr<const exec::FfiUserData> ffi_user_data;
+  int64_t run_id = 0;
 };
 
 struct ExecuteResult {

@@ -58,13 +58,15 @@ def initialize() -> None:
             f"Kiln's plugin library is not at {library} (a source checkout of "
             "kiln_pjrt has none: install the wheel scripts/build_wheel.sh "
             "builds, or set KILN_PLUGIN_LIBRARY)")
-    xla_bridge.register_plugin(
+    c_api = xla_bridge.register_plugin(
         kiln_pjrt.PLATFORM_NAME,
         library_path=library,
         options=_client_options,
     )
-    from . import callbacks, lowerings
+    from . import callbacks, ffi, lowerings
 
+    # jax.ffi.register_ffi_target(..., platform="kiln") reaches the plugin.
+    ffi.register(c_api)
     lowerings.register()
     if xla_bridge.is_known_platform(kiln_pjrt.PLATFORM_NAME):
         callbacks.register()

@@ -116,6 +116,19 @@ std::unique_ptr<Kernel> MakeSvdKernel(ElementType type, int64_t batch,
                                       int64_t m, int64_t n, bool compute_uv,
                                       bool full_matrices);
 
+// jaxlib's GPU lu_pivots_to_permutation: pivots [batch, k] (0-based row
+// swaps: row i was swapped with row pivots[i]; values outside [0,
+// permutation_size) are skipped, as the GPU kernel does) -> permutation
+// [batch, permutation_size] (i32), the swaps applied in order to 0, 1, ...
+std::unique_ptr<Kernel> MakeLuPivotsToPermutationKernel(
+    int64_t batch, int64_t pivots, int64_t permutation_size);
+
+// a [batch, rows, cols] -> its conjugate transpose [batch, cols, rows]
+// (the transpose for real types): what the GPU's Jacobi SVD returns as V
+// where LAPACK returns V^H.
+std::unique_ptr<Kernel> MakeAdjointKernel(ElementType type, int64_t batch,
+                                          int64_t rows, int64_t cols);
+
 }  // namespace kiln::exec
 
 #endif  // KILN_EXEC_KERNELS_LAPACK_H_

@@ -233,7 +233,35 @@ class RngKernel : public Kernel {
   ArrayShape shape_;
 };
 
+class Threefry2x32Kernel : public Kernel {
+ public:
+  explicit Threefry2x32Kernel(int64_t count) : count_(count) {}
+  Status Run(RunContext& ctx, const Step& step) const override {
+    const uint32_t* key0 = ctx.In<uint32_t>(step, 0);
+    const uint32_t* key1 = ctx.In<uint32_t>(step, 1);
+    const uint32_t* x0 = ctx.In<uint32_t>(step, 2);
+    const uint32_t* x1 = ctx.In<uint32_t>(step, 3);
+    uint32_t* y0 = ctx.Out<uint32_t>(step, 0);
+    uint32_t* y1 = ctx.Out<uint32_t>(step, 1);
+    for (int64_t i = 0; i < count_; ++i) {
+      const uint32_t key[2] = {key0[i], key1[i]};
+      uint32_t x[2] = {x0[i], x1[i]};
+      ThreeFry2x32(key, x);
+      y0[i] = x[0];
+      y1[i] = x[1];
+    }
+    return OkStatus();
+  }
+
+ private:
+  int64_t count_;
+};
+
 }  // namespace
+
+std::unique_ptr<Kernel> MakeThreefry2x32Kernel(int64_t count) {
+  return std::make_unique<Threefry2x32Kernel>(count);
+}
 
 std::unique_ptr<Kernel> MakeRngBitGeneratorKernel(RngAlgorithm algorithm,
                                                   int64_t state_size,

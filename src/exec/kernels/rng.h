@@ -18,6 +18,12 @@ std::unique_ptr<Kernel> MakeRngBitGeneratorKernel(RngAlgorithm algorithm,
                                                   int64_t state_size,
                                                   ArrayShape output);
 
+// jaxlib's threefry2x32 GPU kernel (cu_threefry2x32, hip_threefry2x32):
+// inputs key0, key1, x0, x1 and outputs y0, y1, all u32 arrays of `count`
+// elements; (y0[i], y1[i]) is Threefry-2x32 (20 rounds) of (x0[i], x1[i])
+// under the key (key0[i], key1[i]), as jax.random's threefry computes it.
+std::unique_ptr<Kernel> MakeThreefry2x32Kernel(int64_t count);
+
 // rng: inputs a, b (scalars), output `shape`: uniform in [a, b) or normal
 // with mean a and standard deviation b. The numbers are
 // implementation-defined (spec); Kiln's come from Philox with a fixed key,
