@@ -426,7 +426,10 @@ void RegisterLapackTargets(CustomCallRegistry& registry) {
       {'z', ElementType::kC128},
   };
   for (const Routine& routine : kRoutines) {
-    for (auto [prefix, type] : kPrefixes) {
+    for (const auto& entry : kPrefixes) {
+      // Not a structured binding: Clang before 16 cannot capture one.
+      const char prefix = entry.first;
+      const ElementType type = entry.second;
       const char* name =
           ir::IsComplex(type) ? routine.complex_name : routine.real_name;
       auto lower = routine.lower;

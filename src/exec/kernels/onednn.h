@@ -94,6 +94,10 @@ OneDnnKernel MakeOneDnnConvolutionKernel(const OneDnnConvolutionParams& params);
 // path a program took).
 bool IsOneDnnKernel(const Kernel& kernel);
 
+// Whether the CPU has VNNI (AVX512-VNNI or AVX-VNNI): oneDNN's int8 sums
+// are exact in s32 only with it.
+bool CpuHasVnni();
+
 }  // namespace kiln::exec
 
 #endif  // KILN_EXEC_KERNELS_ONEDNN_H_

@@ -46,8 +46,7 @@ OneDnnKernel MakeOneDnnConvolutionKernel(const OneDnnConvolutionParams& p) {
   // products per output, with VNNI.
   int64_t products = p.kernel_dims[1];
   for (size_t d = 2; d < rank; ++d) products *= p.kernel_dims[d];
-  static const bool has_vnni =
-      __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+  static const bool has_vnni = CpuHasVnni();
   const bool int8 =
       (p.input_type == ElementType::kI8 || p.input_type == ElementType::kUI8) &&
       p.kernel_type == ElementType::kI8 && p.result_type == ElementType::kI32 &&
