@@ -21,42 +21,16 @@
 #include <string>
 #include <vector>
 
-#include "pjrt_c_api.h"
-
-extern "C" const PJRT_Api* KilnPjrtApi(void);
+#include "tests/fuzz/pjrt_fuzz_util.h"
 
 namespace {
 
-template <typename T>
-T Args(size_t size) {
-  T args;
-  std::memset(&args, 0, sizeof(args));
-  args.struct_size = size;
-  return args;
-}
-#define ARGS(T) Args<T>(T##_STRUCT_SIZE)
+#define ARGS KILN_FUZZ_ARGS
 
 const PJRT_Api* api = nullptr;
 
-void Check(PJRT_Error* error) {
-  if (error == nullptr) return;
-  auto message = ARGS(PJRT_Error_Message_Args);
-  message.error = error;
-  api->PJRT_Error_Message(&message);
-  if (message.message_size == 0) __builtin_trap();
-  auto code = ARGS(PJRT_Error_GetCode_Args);
-  code.error = error;
-  api->PJRT_Error_GetCode(&code);
-  auto destroy = ARGS(PJRT_Error_Destroy_Args);
-  destroy.error = error;
-  api->PJRT_Error_Destroy(&destroy);
-}
-
-bool Ok(PJRT_Error* error) {
-  bool ok = error == nullptr;
-  Check(error);
-  return ok;
-}
+void Check(PJRT_Error* error) { kiln::fuzz::Check(api, error); }
+bool Ok(PJRT_Error* error) { return kiln::fuzz::Ok(api, error); }
 
 // Reads the input one field at a time; past its end, every read is 0.
 class Input {

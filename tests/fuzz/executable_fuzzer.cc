@@ -10,37 +10,13 @@
 #include <cstring>
 #include <string>
 
-#include "pjrt_c_api.h"
-
-extern "C" const PJRT_Api* KilnPjrtApi(void);
+#include "tests/fuzz/pjrt_fuzz_util.h"
 
 namespace {
 
-template <typename T>
-T Args(size_t size) {
-  T args;
-  std::memset(&args, 0, sizeof(args));
-  args.struct_size = size;
-  return args;
-}
-#define ARGS(T) Args<T>(T##_STRUCT_SIZE)
-
-void Check(const PJRT_Api* api, PJRT_Error* error) {
-  if (error == nullptr) return;
-  auto message = ARGS(PJRT_Error_Message_Args);
-  message.error = error;
-  api->PJRT_Error_Message(&message);
-  if (message.message_size == 0) __builtin_trap();  // errors say something
-  auto destroy = ARGS(PJRT_Error_Destroy_Args);
-  destroy.error = error;
-  api->PJRT_Error_Destroy(&destroy);
-}
-
-bool Ok(const PJRT_Api* api, PJRT_Error* error) {
-  bool ok = error == nullptr;
-  Check(api, error);
-  return ok;
-}
+using kiln::fuzz::Check;
+using kiln::fuzz::Ok;
+#define ARGS KILN_FUZZ_ARGS
 
 constexpr const char* kProgram = R"(
 func.func @main(%x: tensor<8xf32>, %n: tensor<i32>) -> (tensor<8xf32>, tensor<f32>) {
