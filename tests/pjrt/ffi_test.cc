@@ -57,6 +57,16 @@ void* FindAttr(const XLA_FFI_Attrs& attrs, std::string_view name,
   return nullptr;
 }
 
+// Writes result 0 = argument 0 + `add` (f32 vectors).
+void WriteXPlus(XLA_FFI_CallFrame* frame, float add) {
+  auto* x = static_cast<XLA_FFI_Buffer*>(frame->args.args[0]);
+  auto* y = static_cast<XLA_FFI_Buffer*>(frame->rets.rets[0]);
+  for (int64_t i = 0; i < x->dims[0]; ++i) {
+    static_cast<float*>(y->data)[i] =
+        static_cast<const float*>(x->data)[i] + add;
+  }
+}
+
 // y = a * x + b (b an i64 array as long as x); count = k + len(label):
 // attributes a (f32), b (i64 array), label (string), nested = {k = i64}.
 XLA_FFI_Error* Axpb(XLA_FFI_CallFrame* frame) {
@@ -141,12 +151,7 @@ XLA_FFI_Error* AddUserData(XLA_FFI_CallFrame* frame) {
   }
   if (stream.stream != nullptr) return Fail(frame, "a stream on a CPU device");
   const float add = *static_cast<float*>(get.data);
-  auto* x = static_cast<XLA_FFI_Buffer*>(frame->args.args[0]);
-  auto* y = static_cast<XLA_FFI_Buffer*>(frame->rets.rets[0]);
-  for (int64_t i = 0; i < x->dims[0]; ++i) {
-    static_cast<float*>(y->data)[i] =
-        static_cast<const float*>(x->data)[i] + add;
-  }
+  WriteXPlus(frame, add);
   return nullptr;
 }
 
@@ -155,7 +160,7 @@ const XLA_FFI_Api* g_ffi_api = nullptr;
 
 XLA_FFI_Error* RememberApi(XLA_FFI_CallFrame* frame) {
   g_ffi_api = frame->api;
-  if (AnswerMetadata(frame)) return nullptr;
+  AnswerMetadata(frame);
   return nullptr;
 }
 
@@ -192,12 +197,7 @@ XLA_FFI_Error* StatefulExecute(XLA_FFI_CallFrame* frame) {
   get.type_id = &g_state_type;
   if (XLA_FFI_Error* error = frame->api->XLA_FFI_State_Get(&get)) return error;
   const float add = *static_cast<float*>(get.state);
-  auto* x = static_cast<XLA_FFI_Buffer*>(frame->args.args[0]);
-  auto* y = static_cast<XLA_FFI_Buffer*>(frame->rets.rets[0]);
-  for (int64_t i = 0; i < x->dims[0]; ++i) {
-    static_cast<float*>(y->data)[i] =
-        static_cast<const float*>(x->data)[i] + add;
-  }
+  WriteXPlus(frame, add);
   return nullptr;
 }
 
