@@ -36,12 +36,14 @@ StatusOr<std::shared_ptr<Buffer>> Buffer::CreatePending(Shape shape,
   KILN_CHECK(memory != nullptr);
   // The client's memory budget bounds it (by default, the machine's
   // memory).
-  ASSIGN_OR_RETURN(std::shared_ptr<Storage> storage,
-                   Storage::Allocate(static_cast<size_t>(shape.byte_size()),
-                                     memory->device()->counters(),
-                                     StrCat("a buffer of ", shape.ToString(),
-                                            " on ", memory->device()->debug_string())));
-  return Create(std::move(shape), memory, std::move(storage), Event::Create());
+  StatusOr<std::shared_ptr<Storage>> storage = Storage::Allocate(
+      static_cast<size_t>(shape.byte_size()), memory->device()->counters());
+  if (!storage.ok()) {
+    return storage.status().WithContext(StrCat(
+        "a buffer of ", shape.ToString(), " on ", memory->device()->debug_string()));
+  }
+  return Create(std::move(shape), memory, std::move(storage).value(),
+                Event::Create());
 }
 
 std::shared_ptr<Buffer> Buffer::CreateError(Shape shape, MemorySpace* memory,

@@ -282,7 +282,7 @@ struct Run {
   std::string name;  // the program's, for traces
   // Cancels the run (run_registry.h); its scratch arena's bytes, held from
   // the client's memory budget while the run lives.
-  std::shared_ptr<RunControl> control = std::make_shared<RunControl>();
+  RunControl control;
   MemoryReservation scratch;
 
   Status Execute() const {
@@ -296,7 +296,7 @@ struct Run {
     options.flush_denormals = true;
     options.communicator = communicator.get();
     options.participant = participant;
-    options.cancel = control->flag();
+    options.cancel = control.flag();
     options.ffi_user_data = ffi_user_data.get();
     options.device_ordinal = device_ordinal;
     options.run_id = run_id;
@@ -438,7 +438,7 @@ Executable::~Executable() {
                           launch_id));
     }
   }
-  runs_->CancelUnobserved();
+  if (client_runs_ != nullptr) client_runs_->CancelUnobserved(this);
 }
 
 exec::CrossProcessLaunch Executable::CrossProcess() const {
@@ -783,16 +783,21 @@ StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
   }
   for (size_t i = 0; i < outputs_.size(); ++i) {
     if (run->outputs[i] != nullptr) continue;
-    ASSIGN_OR_RETURN(
-        run->outputs[i],
-        Storage::Allocate(outputs_[i].shape.byte_size(), device->counters(),
-                          StrCat("output ", i, " (", outputs_[i].shape.ToString(),
-                                 ") of ", name_)));
+    StatusOr<std::shared_ptr<Storage>> storage =
+        Storage::Allocate(outputs_[i].shape.byte_size(), device->counters());
+    if (!storage.ok()) {
+      return storage.status().WithContext(StrCat(
+          "output ", i, " (", outputs_[i].shape.ToString(), ") of ", name_));
+    }
+    run->outputs[i] = std::move(storage).value();
   }
-  ASSIGN_OR_RETURN(run->scratch,
-                   MemoryReservation::Take(device->counters()->budget,
-                                           plan->arena_bytes(),
-                                           StrCat("the scratch memory of ", name_)));
+  StatusOr<MemoryReservation> scratch = MemoryReservation::Take(
+      device->counters()->budget, plan->arena_bytes());
+  if (!scratch.ok()) {
+    return scratch.status().WithContext(
+        StrCat("the scratch memory of ", name_));
+  }
+  run->scratch = std::move(scratch).value();
 
   auto prepared = std::make_unique<Prepared>();
   prepared->result.done = Event::Create();
@@ -802,9 +807,7 @@ StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
         outputs_[i].shape, device->memory_space(outputs_[i].memory_kind),
         run->outputs[i], prepared->result.done));
   }
-  run->control->WatchOutputs(prepared->result.outputs);
-  runs_->Add(run->control);
-  if (client_runs_ != nullptr) client_runs_->Add(run->control);
+  run->control.Register(client_runs_, this, prepared->result.outputs);
   prepared->run = std::move(run);
   prepared->queue = device->queue();
   prepared->inputs_ready = Event::AfterAll(ready);

@@ -243,10 +243,9 @@ class Executable {
   bool runs_inline_ = false;
   bool has_collectives_ = false;
   std::chrono::milliseconds collective_timeout_{0};
-  // The runs in flight, this executable's and all the client's
-  // (run_registry.h): destroying the executable cancels those of its runs
-  // that nobody can receive results from.
-  std::shared_ptr<RunRegistry> runs_ = std::make_shared<RunRegistry>();
+  // The client's runs in flight (run_registry.h): destroying the
+  // executable cancels those of its runs that nobody can receive results
+  // from.
   std::shared_ptr<RunRegistry> client_runs_;
   // Launches being joined one device at a time, by launch id.
   struct PendingLaunch;

@@ -1,19 +1,24 @@
 #include "runtime/run_registry.h"
 
-#include <algorithm>
-
 #include "runtime/buffer.h"
 
 namespace kiln::runtime {
 
-void RunControl::WatchOutputs(
-    const std::vector<std::shared_ptr<Buffer>>& outputs) {
-  std::lock_guard<std::mutex> lock(mutex_);
+RunControl::~RunControl() {
+  if (registry_ != nullptr) registry_->Unlink(this);
+}
+
+void RunControl::Register(std::shared_ptr<RunRegistry> registry,
+                          const void* owner,
+                          const std::vector<std::shared_ptr<Buffer>>& outputs) {
+  if (registry == nullptr || registry_ != nullptr) return;
+  owner_ = owner;
   outputs_.assign(outputs.begin(), outputs.end());
+  registry_ = std::move(registry);
+  registry_->Link(this);
 }
 
 bool RunControl::Observed() const {
-  std::lock_guard<std::mutex> lock(mutex_);
   for (const std::weak_ptr<Buffer>& weak : outputs_) {
     std::shared_ptr<Buffer> buffer = weak.lock();
     if (buffer != nullptr && !buffer->IsDeleted()) return true;
@@ -21,42 +26,39 @@ bool RunControl::Observed() const {
   return false;
 }
 
-void RunRegistry::Add(const std::shared_ptr<RunControl>& run) {
+void RunRegistry::Link(RunControl* run) {
   std::lock_guard<std::mutex> lock(mutex_);
-  // Drop finished runs now and then, so that the list stays as long as
-  // the runs in flight (amortized O(1) per run).
-  if (++added_since_prune_ > 64 && added_since_prune_ > runs_.size() / 2) {
-    runs_.erase(std::remove_if(runs_.begin(), runs_.end(),
-                               [](const std::weak_ptr<RunControl>& weak) {
-                                 return weak.expired();
-                               }),
-                runs_.end());
-    added_since_prune_ = 0;
+  run->next_ = head_;
+  if (head_ != nullptr) head_->previous_ = run;
+  head_ = run;
+}
+
+void RunRegistry::Unlink(RunControl* run) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (run->previous_ != nullptr) {
+    run->previous_->next_ = run->next_;
+  } else {
+    head_ = run->next_;
   }
-  runs_.push_back(run);
+  if (run->next_ != nullptr) run->next_->previous_ = run->previous_;
 }
 
 void RunRegistry::CancelAll() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const std::weak_ptr<RunControl>& weak : runs_) {
-    if (std::shared_ptr<RunControl> run = weak.lock()) run->Cancel();
-  }
+  for (RunControl* run = head_; run != nullptr; run = run->next_) run->Cancel();
 }
 
-void RunRegistry::CancelUnobserved() {
+void RunRegistry::CancelUnobserved(const void* owner) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const std::weak_ptr<RunControl>& weak : runs_) {
-    std::shared_ptr<RunControl> run = weak.lock();
-    if (run != nullptr && !run->Observed()) run->Cancel();
+  for (RunControl* run = head_; run != nullptr; run = run->next_) {
+    if (run->owner_ == owner && !run->Observed()) run->Cancel();
   }
 }
 
 size_t RunRegistry::LiveCount() {
   std::lock_guard<std::mutex> lock(mutex_);
   size_t live = 0;
-  for (const std::weak_ptr<RunControl>& weak : runs_) {
-    if (!weak.expired()) ++live;
-  }
+  for (RunControl* run = head_; run != nullptr; run = run->next_) ++live;
   return live;
 }
 

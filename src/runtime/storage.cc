@@ -7,12 +7,12 @@
 
 namespace kiln::runtime {
 
-Status MemoryBudget::Reserve(int64_t bytes, std::string_view what) {
+Status MemoryBudget::Reserve(int64_t bytes) {
   int64_t in_use = in_use_.load();
   do {
     if (bytes > limit_ - in_use) {
       return ResourceExhaustedError(
-          "allocating ", what, " (", HumanBytes(bytes), ", ", bytes,
+          "allocating ", HumanBytes(bytes), " (", bytes,
           " bytes) would pass the client's memory limit of ",
           HumanBytes(limit_), " (", limit_, " bytes) with ", HumanBytes(in_use),
           " in use; the limit is the create option memory_limit_bytes");
@@ -22,10 +22,10 @@ Status MemoryBudget::Reserve(int64_t bytes, std::string_view what) {
 }
 
 StatusOr<MemoryReservation> MemoryReservation::Take(
-    std::shared_ptr<MemoryBudget> budget, int64_t bytes, std::string_view what) {
+    std::shared_ptr<MemoryBudget> budget, int64_t bytes) {
   MemoryReservation reservation;
   if (budget == nullptr || bytes <= 0) return reservation;
-  RETURN_IF_ERROR(budget->Reserve(bytes, what));
+  RETURN_IF_ERROR(budget->Reserve(bytes));
   reservation.budget_ = std::move(budget);
   reservation.bytes_ = bytes;
   return reservation;
@@ -71,26 +71,24 @@ void MemoryCounters::ResetPeak() {
 }
 
 StatusOr<std::shared_ptr<Storage>> Storage::Allocate(
-    size_t size, std::shared_ptr<MemoryCounters> counters,
-    std::string_view what) {
+    size_t size, std::shared_ptr<MemoryCounters> counters) {
   // aligned_alloc needs a size that is a multiple of the alignment; a zero
   // size still gets a unique, valid pointer.
   size_t rounded = size == 0 ? kStorageAlignment
                              : (size + kStorageAlignment - 1) /
                                    kStorageAlignment * kStorageAlignment;
   if (rounded < size || size > static_cast<size_t>(INT64_MAX)) {
-    return ResourceExhaustedError("cannot allocate ", what, " of ", size,
-                                  " bytes");
+    return ResourceExhaustedError("cannot allocate ", size, " bytes");
   }
   MemoryBudget* budget = counters ? counters->budget.get() : nullptr;
   if (budget != nullptr) {
-    RETURN_IF_ERROR(budget->Reserve(static_cast<int64_t>(size), what));
+    RETURN_IF_ERROR(budget->Reserve(static_cast<int64_t>(size)));
   }
   void* data = std::aligned_alloc(kStorageAlignment, rounded);
   if (data == nullptr) {
     if (budget != nullptr) budget->Release(static_cast<int64_t>(size));
-    return ResourceExhaustedError("out of memory allocating ", what, " (",
-                                  HumanBytes(size), ", ", size, " bytes)");
+    return ResourceExhaustedError("out of memory allocating ",
+                                  HumanBytes(size), " (", size, " bytes)");
   }
   std::memset(data, 0, rounded);
   std::shared_ptr<Storage> storage(new Storage());

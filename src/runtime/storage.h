@@ -15,8 +15,6 @@
 #include <functional>
 #include <memory>
 
-#include <string_view>
-
 #include "base/status.h"
 
 namespace kiln::runtime {
@@ -41,10 +39,11 @@ class MemoryBudget {
 
   int64_t limit() const { return limit_; }
   int64_t in_use() const { return in_use_.load(); }
-  // Takes `bytes`, or RESOURCE_EXHAUSTED naming `what` (e.g. "a buffer of
-  // f32[1024,1024]"), the bytes, the limit and what is in use, when they
-  // would take the use past the limit.
-  Status Reserve(int64_t bytes, std::string_view what);
+  // Takes `bytes`, or RESOURCE_EXHAUSTED naming the bytes, the limit and
+  // what is in use when they would take the use past the limit. Callers
+  // add what the bytes were for (Status::WithContext) only on failure, so
+  // that the path that succeeds builds no strings.
+  Status Reserve(int64_t bytes);
   void Release(int64_t bytes) { in_use_.fetch_sub(bytes); }
 
  private:
@@ -58,7 +57,7 @@ class MemoryReservation {
  public:
   MemoryReservation() = default;
   static StatusOr<MemoryReservation> Take(std::shared_ptr<MemoryBudget> budget,
-                                          int64_t bytes, std::string_view what);
+                                          int64_t bytes);
   MemoryReservation(MemoryReservation&& other) noexcept;
   MemoryReservation& operator=(MemoryReservation&& other) noexcept;
   ~MemoryReservation();
@@ -89,11 +88,10 @@ class Storage {
  public:
   // Allocates `size` bytes aligned to kStorageAlignment, zero-filled, and
   // counts them in `counters` (may be null) and its budget.
-  // RESOURCE_EXHAUSTED, naming `what` the bytes are for, when they would
-  // pass the budget's limit or the system has no memory for them.
+  // RESOURCE_EXHAUSTED when they would pass the budget's limit or the
+  // system has no memory for them (callers add what they were for).
   static StatusOr<std::shared_ptr<Storage>> Allocate(
-      size_t size, std::shared_ptr<MemoryCounters> counters,
-      std::string_view what = "storage");
+      size_t size, std::shared_ptr<MemoryCounters> counters);
 
   // Uses `size` bytes at `data`, owned elsewhere; `on_release` (may be
   // empty) runs once when the last user lets go of them. `writable` says
