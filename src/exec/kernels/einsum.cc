@@ -38,6 +38,8 @@ class EinsumKernel : public Kernel {
         T value = ctx.In<T>(step, static_cast<int>(k))[offset];
         if constexpr (kIsInt<T>) {
           product = ops::WrapMul(product, value);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          product = product && value;
         } else {
           product = product * value;
         }

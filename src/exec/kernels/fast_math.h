@@ -16,6 +16,15 @@
 #include <bit>
 #include <cstdint>
 
+// Every function here is forced inline: they vectorize only inside the
+// kernel's loop, and GCC, left to itself, calls the longer ones (erf, erfc)
+// out of line from kernels that instantiate many ops, one element a call.
+#if defined(__GNUC__) || defined(__clang__)
+#define KILN_FAST_MATH inline __attribute__((always_inline))
+#else
+#define KILN_FAST_MATH inline
+#endif
+
 namespace kiln::exec::fast {
 
 inline constexpr float kLn2Hi = 0.693145751953125f;  // 16 bits of ln 2
@@ -26,7 +35,7 @@ inline constexpr float kLog2E = 1.44269504088896340736f;
 inline constexpr float kRoundMagic = 12582912.0f;
 
 // e^r for |r| <= ln(2)/2: Taylor series to r^7 (truncation below 2^-28).
-inline float ExpReduced(float r) {
+KILN_FAST_MATH float ExpReduced(float r) {
   float p = 1.0f / 5040.0f;
   p = p * r + 1.0f / 720.0f;
   p = p * r + 1.0f / 120.0f;
@@ -38,13 +47,13 @@ inline float ExpReduced(float r) {
 }
 
 // 2^n as a float for integral n in [-126, 127].
-inline float Pow2(int32_t n) {
+KILN_FAST_MATH float Pow2(int32_t n) {
   return std::bit_cast<float>(static_cast<uint32_t>(n + 127) << 23);
 }
 
 // e^x. Overflows to +inf past 88.72, reaches subnormals and then 0 below
 // -87.3; NaN stays NaN.
-inline float Exp(float x) {
+KILN_FAST_MATH float Exp(float x) {
   // Clamping keeps n within [-150, 129]; a NaN passes through (comparisons
   // with NaN are false).
   float clamped = x < -104.0f ? -104.0f : x;
@@ -62,7 +71,7 @@ inline float Exp(float x) {
 }
 
 // e^x - 1, accurate near 0.
-inline float Expm1(float x) {
+KILN_FAST_MATH float Expm1(float x) {
   float ax = x < 0 ? -x : x;
   // |x| <= 1/2: Taylor series to x^9 without the leading 1 (truncation
   // below 2^-28 relative); past it e^x - 1 loses at most a bit or two.
@@ -82,7 +91,7 @@ inline float Expm1(float x) {
 
 // ln x: x = m 2^e with m in [sqrt(1/2), sqrt(2)); ln m = 2 atanh(s) with
 // s = (m - 1) / (m + 1), |s| <= 0.1716, as an odd series to s^11.
-inline float Log(float x) {
+KILN_FAST_MATH float Log(float x) {
   // Subnormals are scaled into the normal range first.
   bool subnormal = x < 1.17549435e-38f;
   float scaled = subnormal ? x * 8388608.0f : x;  // 2^23
@@ -115,7 +124,7 @@ inline float Log(float x) {
 
 // ln(1 + x), accurate near 0: ln u corrected by the rounding error of
 // u = 1 + x.
-inline float Log1p(float x) {
+KILN_FAST_MATH float Log1p(float x) {
   float u = 1.0f + x;
   float correction = u == 0.0f ? 0.0f : (x - (u - 1.0f)) / u;
   float result = Log(u) + correction;
@@ -126,7 +135,7 @@ inline float Log1p(float x) {
 }
 
 // tanh x = u / (u + 2) with u = e^(2|x|) - 1, signed.
-inline float Tanh(float x) {
+KILN_FAST_MATH float Tanh(float x) {
   float ax = x < 0 ? -x : x;
   float u = Expm1(2.0f * (ax > 9.0f ? 9.0f : ax));
   float t = u / (u + 2.0f);
@@ -136,7 +145,7 @@ inline float Tanh(float x) {
 }
 
 // 1 / (1 + e^-x), through e^-|x| so that neither side overflows.
-inline float Logistic(float x) {
+KILN_FAST_MATH float Logistic(float x) {
   float ax = x < 0 ? -x : x;
   float e = Exp(-ax);
   float positive = 1.0f / (1.0f + e);
@@ -148,7 +157,7 @@ inline float Logistic(float x) {
 // e^x in double for x in [-745, 709]: the same reduction with ln 2 split
 // at 32 bits and a Taylor series to r^9 (truncation below 2^-32, enough
 // for the f32 results it serves).
-inline double ExpDouble(double x) {
+KILN_FAST_MATH double ExpDouble(double x) {
   constexpr double kLog2EDouble = 1.4426950408889634;
   constexpr double kLn2HiDouble = 0.6931471803691238;  // 32 bits of ln 2
   constexpr double kLn2LoDouble = 1.9082149292705877e-10;
@@ -177,7 +186,7 @@ inline double ExpDouble(double x) {
 // In float for erf; in double for erfc = 1 - erf, where the subtraction
 // would magnify a float's rounding up to 5 times near |x| = 1.
 template <typename T>
-inline T ErfSmall(T x) {
+KILN_FAST_MATH T ErfSmall(T x) {
   T t = x * x;
   T p = T(7.898202138e-05);
   p = p * t - T(8.024351373e-04);
@@ -190,7 +199,7 @@ inline T ErfSmall(T x) {
 }
 
 // erfc for ax in [1, 10.1], in double.
-inline double ErfcLarge(double ax) {
+KILN_FAST_MATH double ErfcLarge(double ax) {
   double u = 1.0 / ax;
   double r = 8.19785186273580824e-02;
   r = r * u - 5.27161757284243970e-01;
@@ -208,7 +217,7 @@ inline double ErfcLarge(double ax) {
   return ExpDouble(-ax * ax) * r;
 }
 
-inline float Erf(float x) {
+KILN_FAST_MATH float Erf(float x) {
   float ax = x < 0 ? -x : x;
   double big = ErfcLarge(ax > 10.0f ? 10.0 : (ax < 1.0f ? 1.0 : ax));
   float large = static_cast<float>(1.0 - big);
@@ -217,7 +226,7 @@ inline float Erf(float x) {
   return x != x ? x : result;
 }
 
-inline float Erfc(float x) {
+KILN_FAST_MATH float Erfc(float x) {
   float ax = x < 0 ? -x : x;
   // Past 10.1 erfc underflows to 0 (and 2 for large negative x).
   double big = ErfcLarge(ax > 10.1f ? 10.1 : (ax < 1.0f ? 1.0 : ax));
