@@ -150,6 +150,10 @@ void Lowering::FuseElementwiseSteps() {
     std::map<std::pair<SlotId, int>, int> input_index;  // (slot, bytes)
     std::map<SlotId, FusedOperand> where;               // root -> operand
     std::vector<FusedNode> nodes;
+    // Range-invariant tiles (broadcast scalars): tile -> the node that
+    // fills it, and whether some reader reads it element by element.
+    std::map<int, size_t> invariant_node;
+    std::map<int, bool> invariant_read_per_element;
     std::string description = "fusion of";
     for (size_t s = begin; s < end; ++s) {
       exec::Step& step = region.steps[s];
@@ -161,7 +165,23 @@ void Lowering::FuseElementwiseSteps() {
         SlotId id = step.inputs[i];
         auto found = where.find(alias_root_[id]);
         if (found != where.end()) {
-          node.inputs.push_back(found->second);
+          const FusedOperand& operand = found->second;
+          auto invariant = operand.kind == FusedOperand::Kind::kTile
+                               ? invariant_node.find(operand.index)
+                               : invariant_node.end();
+          if (invariant != invariant_node.end() &&
+              !kernel->reads_whole(static_cast<int>(i))) {
+            // A broadcast scalar: read its one element if the kernel can.
+            std::unique_ptr<ElementwiseKernel> scalar =
+                kernel->WithScalarInput(static_cast<int>(i));
+            if (scalar != nullptr) {
+              node.kernel = std::move(scalar);
+              kernel = node.kernel.get();
+            } else {
+              invariant_read_per_element[operand.index] = true;
+            }
+          }
+          node.inputs.push_back(operand);
           continue;
         }
         int bytes = kernel->input_bytes(static_cast<int>(i));
@@ -182,6 +202,7 @@ void Lowering::FuseElementwiseSteps() {
           // buffer of its own, never handed on.
           operand = {FusedOperand::Kind::kTile,
                      static_cast<int>(tile_bytes.size())};
+          invariant_node[operand.index] = nodes.size();
           tile_bytes.push_back(bytes);
           node.once_per_range = true;
           first_def_[id] = -1;
@@ -217,6 +238,9 @@ void Lowering::FuseElementwiseSteps() {
       description += s == begin ? " " : "; ";
       description += step.where;
       nodes.push_back(std::move(node));
+    }
+    for (auto [tile, filler] : invariant_node) {
+      nodes[filler].first_element_only = !invariant_read_per_element[tile];
     }
     // The fused step reads its inputs until its last element and writes
     // its outputs from its first.

@@ -63,8 +63,8 @@ class FusedKernel : public ElementwiseKernel {
                                 ? scratch + tile_offsets_[operand.index]
                                 : outputs[operand.index] + offset * bytes;
         }
-        kernel.RunRange(node_inputs, node_outputs,
-                        begin + offset, tile);
+        kernel.RunRange(node_inputs, node_outputs, begin + offset,
+                        node.first_element_only ? 1 : tile);
       }
     }
   }

@@ -33,6 +33,9 @@ struct FusedNode {
   // every tile (ElementwiseKernel::range_invariant): it runs on the first
   // tile of a range only, and its buffers serve no other node.
   bool once_per_range = false;
+  // Every reader takes the range-invariant value as a scalar
+  // (ElementwiseKernel::WithScalarInput): the node computes one element.
+  bool first_element_only = false;
 };
 
 // Elements per tile: small enough that the tiles of a chain stay in the

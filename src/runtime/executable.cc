@@ -783,8 +783,10 @@ StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
   }
   for (size_t i = 0; i < outputs_.size(); ++i) {
     if (run->outputs[i] != nullptr) continue;
+    // The plan writes every byte of its outputs.
     StatusOr<std::shared_ptr<Storage>> storage =
-        Storage::Allocate(outputs_[i].shape.byte_size(), device->counters());
+        Storage::Allocate(outputs_[i].shape.byte_size(), device->counters(),
+                          StorageFill::kUninitialized);
     if (!storage.ok()) {
       return storage.status().WithContext(StrCat(
           "output ", i, " (", outputs_[i].shape.ToString(), ") of ", name_));

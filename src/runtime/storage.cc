@@ -71,7 +71,7 @@ void MemoryCounters::ResetPeak() {
 }
 
 StatusOr<std::shared_ptr<Storage>> Storage::Allocate(
-    size_t size, std::shared_ptr<MemoryCounters> counters) {
+    size_t size, std::shared_ptr<MemoryCounters> counters, StorageFill fill) {
   // aligned_alloc needs a size that is a multiple of the alignment; a zero
   // size still gets a unique, valid pointer.
   size_t rounded = size == 0 ? kStorageAlignment
@@ -90,7 +90,7 @@ StatusOr<std::shared_ptr<Storage>> Storage::Allocate(
     return ResourceExhaustedError("out of memory allocating ",
                                   HumanBytes(size), " (", size, " bytes)");
   }
-  std::memset(data, 0, rounded);
+  if (fill == StorageFill::kZeros) std::memset(data, 0, rounded);
   std::shared_ptr<Storage> storage(new Storage());
   storage->data_ = data;
   storage->size_ = size;

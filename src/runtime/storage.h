@@ -84,14 +84,21 @@ struct MemoryCounters {
   void ResetPeak();
 };
 
+// What a new allocation holds: zeros, or whatever the memory held (for
+// bytes the caller writes in full before anyone reads them, such as an
+// execute's outputs: zeroing them first was a whole extra pass over
+// memory).
+enum class StorageFill { kZeros, kUninitialized };
+
 class Storage {
  public:
-  // Allocates `size` bytes aligned to kStorageAlignment, zero-filled, and
-  // counts them in `counters` (may be null) and its budget.
+  // Allocates `size` bytes aligned to kStorageAlignment, filled as `fill`
+  // says, and counts them in `counters` (may be null) and its budget.
   // RESOURCE_EXHAUSTED when they would pass the budget's limit or the
   // system has no memory for them (callers add what they were for).
   static StatusOr<std::shared_ptr<Storage>> Allocate(
-      size_t size, std::shared_ptr<MemoryCounters> counters);
+      size_t size, std::shared_ptr<MemoryCounters> counters,
+      StorageFill fill = StorageFill::kZeros);
 
   // Uses `size` bytes at `data`, owned elsewhere; `on_release` (may be
   // empty) runs once when the last user lets go of them. `writable` says

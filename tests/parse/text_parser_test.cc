@@ -247,6 +247,21 @@ TEST(TextParser, ParsesBoundedDynamicTensorsInBothSpellings) {
   }
 }
 
+// `pad = []` (found by the text fuzzer: an empty list reached memcpy with
+// a null source) is no padding, as if `pad` were absent.
+TEST(TextParser, ParsesAnEmptyConvolutionPadding) {
+  auto module = Parse(R"(
+    func.func @f(%x: tensor<2x3xf32>, %k: tensor<3x4xf32>) -> tensor<2x4xf32> {
+      %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f]x[i, o]->[b, f],
+          window = {pad = []}
+          {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+          : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+      return %0 : tensor<2x4xf32>
+    })");
+  ASSERT_TRUE(module);
+  EXPECT_FALSE(BodyOps(*module)[0]->HasAttr("padding"));
+}
+
 TEST(TextParser, ParsesConvolutionWindowAttribute) {
   auto module = Parse(R"(
     func.func @f(%x: tensor<1x8x8x3xf32>, %k: tensor<3x3x3x4xf32>) -> tensor<1x4x4x4xf32> {

@@ -1,6 +1,9 @@
 // compare, select and clamp.
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <type_traits>
+#include <utility>
 
 #include "exec/executor.h"
 #include "exec/kernels/elementwise.h"
@@ -33,33 +36,59 @@ bool Ordered(const K& a, const K& b) {
   if constexpr (D == CompareDirection::kLT) return a < b;
 }
 
-template <CompareDirection D, typename T, bool kTotal>
+// kScalar: the input (0 or 1) that is one element serving every element
+// (ElementwiseKernel::WithScalarInput), or -1 for none.
+template <CompareDirection D, typename T, bool kTotal, int kScalar = -1>
 class CompareKernel : public ElementwiseKernel {
  public:
   explicit CompareKernel(int64_t count)
-      : ElementwiseKernel(count, {sizeof(T), sizeof(T)}, {sizeof(bool)}) {}
+      : ElementwiseKernel(count,
+                          {kScalar == 0 ? 0 : static_cast<int>(sizeof(T)),
+                           kScalar == 1 ? 0 : static_cast<int>(sizeof(T))},
+                          {sizeof(bool)}) {}
   void RunRange(const std::byte* const* inputs, std::byte* const* outputs,
                 int64_t, int64_t n) const override {
     Loop(reinterpret_cast<const T*>(inputs[0]),
          reinterpret_cast<const T*>(inputs[1]),
          reinterpret_cast<bool*>(outputs[0]), n);
   }
+  std::unique_ptr<ElementwiseKernel> WithScalarInput(
+      int input) const override {
+    if constexpr (kScalar == -1 &&
+                  (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+      if (input == 0) {
+        return std::make_unique<CompareKernel<D, T, kTotal, 0>>(count());
+      }
+      if (input == 1) {
+        return std::make_unique<CompareKernel<D, T, kTotal, 1>>(count());
+      }
+    }
+    return nullptr;
+  }
 
  private:
+  static bool Compare(const T& a, const T& b) {
+    if constexpr (kTotal) {
+      return Ordered<D>(TotalOrderKey(a), TotalOrderKey(b));
+    } else if constexpr (kIsComplex<T>) {
+      // Complex numbers: EQ/NE compare both parts; orderings compare
+      // lexicographically.
+      return Ordered<D>(std::make_pair(a.real(), a.imag()),
+                        std::make_pair(b.real(), b.imag()));
+    } else {
+      return Ordered<D>(a, b);
+    }
+  }
   KILN_VECTORIZED static void Loop(const T* a, const T* b, bool* out,
                                    int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      if constexpr (kTotal) {
-        out[i] = Ordered<D>(TotalOrderKey(a[i]), TotalOrderKey(b[i]));
-      } else if constexpr (kIsComplex<T>) {
-        // Complex numbers: EQ/NE compare both parts; orderings compare
-        // lexicographically.
-        auto key_a = std::make_pair(a[i].real(), a[i].imag());
-        auto key_b = std::make_pair(b[i].real(), b[i].imag());
-        out[i] = Ordered<D>(key_a, key_b);
-      } else {
-        out[i] = Ordered<D>(a[i], b[i]);
-      }
+    if constexpr (kScalar == 0) {
+      const T scalar = a[0];
+      for (int64_t i = 0; i < n; ++i) out[i] = Compare(scalar, b[i]);
+    } else if constexpr (kScalar == 1) {
+      const T scalar = b[0];
+      for (int64_t i = 0; i < n; ++i) out[i] = Compare(a[i], scalar);
+    } else {
+      for (int64_t i = 0; i < n; ++i) out[i] = Compare(a[i], b[i]);
     }
   }
 };
@@ -86,12 +115,16 @@ struct Bytes {
   unsigned char data[kBytes];
 };
 
-template <typename E>
+// kScalar: the value input (1 on_true, 2 on_false) that is one element
+// serving every element (ElementwiseKernel::WithScalarInput), or -1.
+template <typename E, int kScalar = -1>
 class SelectKernel : public ElementwiseKernel {
  public:
   SelectKernel(int64_t count, bool pred_is_scalar)
       : ElementwiseKernel(count,
-                          {pred_is_scalar ? 0 : 1, sizeof(E), sizeof(E)},
+                          {pred_is_scalar ? 0 : 1,
+                           kScalar == 1 ? 0 : static_cast<int>(sizeof(E)),
+                           kScalar == 2 ? 0 : static_cast<int>(sizeof(E))},
                           {sizeof(E)}),
         pred_is_scalar_(pred_is_scalar) {}
   void RunRange(const std::byte* const* inputs, std::byte* const* outputs,
@@ -100,12 +133,29 @@ class SelectKernel : public ElementwiseKernel {
     const E* on_true = reinterpret_cast<const E*>(inputs[1]);
     const E* on_false = reinterpret_cast<const E*>(inputs[2]);
     E* out = reinterpret_cast<E*>(outputs[0]);
-    if (pred_is_scalar_) {
-      const E* chosen = pred[0] ? on_true : on_false;
-      if (chosen != out && n > 0) std::memmove(out, chosen, n * sizeof(E));
-      return;
+    if constexpr (kScalar == -1) {
+      if (pred_is_scalar_) {
+        const E* chosen = pred[0] ? on_true : on_false;
+        if (chosen != out && n > 0) std::memmove(out, chosen, n * sizeof(E));
+        return;
+      }
     }
     Loop(pred, on_true, on_false, out, n);
+  }
+  // Only with a per-element predicate, for the 4- and 8-byte elements
+  // of f32 and f64 values.
+  std::unique_ptr<ElementwiseKernel> WithScalarInput(
+      int input) const override {
+    if constexpr (kScalar == -1 && std::is_unsigned_v<E> && sizeof(E) >= 4) {
+      if (pred_is_scalar_) return nullptr;
+      if (input == 1) {
+        return std::make_unique<SelectKernel<E, 1>>(count(), false);
+      }
+      if (input == 2) {
+        return std::make_unique<SelectKernel<E, 2>>(count(), false);
+      }
+    }
+    return nullptr;
   }
 
  private:
@@ -115,9 +165,13 @@ class SelectKernel : public ElementwiseKernel {
       // A mask of all ones or all zeros from the 0/1 predicate byte: the
       // compiler vectorizes this where it would not a conditional.
       const auto* bytes = reinterpret_cast<const uint8_t*>(pred);
+      const E true_scalar = kScalar == 1 ? on_true[0] : E{0};
+      const E false_scalar = kScalar == 2 ? on_false[0] : E{0};
       for (int64_t i = 0; i < n; ++i) {
         E mask = static_cast<E>(E{0} - static_cast<E>(bytes[i]));
-        out[i] = static_cast<E>((on_true[i] & mask) | (on_false[i] & ~mask));
+        E t = kScalar == 1 ? true_scalar : on_true[i];
+        E f = kScalar == 2 ? false_scalar : on_false[i];
+        out[i] = static_cast<E>((t & mask) | (f & ~mask));
       }
     } else {
       for (int64_t i = 0; i < n; ++i) {

@@ -1,5 +1,8 @@
 #include "exec/kernels/elementwise.h"
 
+#include <memory>
+#include <type_traits>
+
 #include "exec/executor.h"
 #include "exec/kernels/elementwise_kernel.h"
 #include "exec/kernels/vectorize.h"
@@ -33,11 +36,16 @@ class UnaryKernel : public ElementwiseKernel {
   int cost_;
 };
 
-template <typename Op, typename T>
+// kScalar: the input (0 or 1) that is one element serving every element
+// (ElementwiseKernel::WithScalarInput), or -1 for none.
+template <typename Op, typename T, int kScalar = -1>
 class BinaryKernel : public ElementwiseKernel {
  public:
   BinaryKernel(int64_t count, int bits, int cost)
-      : ElementwiseKernel(count, {sizeof(T), sizeof(T)}, {sizeof(T)}),
+      : ElementwiseKernel(count,
+                          {kScalar == 0 ? 0 : static_cast<int>(sizeof(T)),
+                           kScalar == 1 ? 0 : static_cast<int>(sizeof(T))},
+                          {sizeof(T)}),
         bits_(bits),
         cost_(cost) {}
   void RunRange(const std::byte* const* inputs, std::byte* const* outputs,
@@ -47,11 +55,34 @@ class BinaryKernel : public ElementwiseKernel {
          reinterpret_cast<T*>(outputs[0]), n, bits_);
   }
   int cost_per_element() const override { return cost_; }
+  // Scalar forms exist for the float types, where broadcast constants
+  // (polynomial coefficients, scales) are the common case.
+  std::unique_ptr<ElementwiseKernel> WithScalarInput(
+      int input) const override {
+    if constexpr (kScalar == -1 &&
+                  (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+      if (input == 0) {
+        return std::make_unique<BinaryKernel<Op, T, 0>>(count(), bits_, cost_);
+      }
+      if (input == 1) {
+        return std::make_unique<BinaryKernel<Op, T, 1>>(count(), bits_, cost_);
+      }
+    }
+    return nullptr;
+  }
 
  private:
   KILN_VECTORIZED static void Loop(const T* a, const T* b, T* out, int64_t n,
                                    int bits) {
-    for (int64_t i = 0; i < n; ++i) out[i] = Op::Apply(a[i], b[i], bits);
+    if constexpr (kScalar == 0) {
+      const T scalar = a[0];
+      for (int64_t i = 0; i < n; ++i) out[i] = Op::Apply(scalar, b[i], bits);
+    } else if constexpr (kScalar == 1) {
+      const T scalar = b[0];
+      for (int64_t i = 0; i < n; ++i) out[i] = Op::Apply(a[i], scalar, bits);
+    } else {
+      for (int64_t i = 0; i < n; ++i) out[i] = Op::Apply(a[i], b[i], bits);
+    }
   }
 
   int bits_;

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "exec/plan.h"
@@ -47,6 +48,14 @@ class ElementwiseKernel : public Kernel {
   // Whether every output element is the same whatever the range (a
   // broadcast of a scalar): a fused kernel computes it once per range.
   virtual bool range_invariant() const { return false; }
+
+  // The same function with input `input` a single element that serves
+  // every element of the range (read whole: its input_bytes is 0). A fused
+  // kernel reads a broadcast scalar so, from one element instead of a tile
+  // of copies. Null where the kernel has no such form.
+  virtual std::unique_ptr<ElementwiseKernel> WithScalarInput(int input) const {
+    return nullptr;
+  }
 
   // Relative cost of one element against a plain add (1): how soon a range
   // is worth splitting over threads.

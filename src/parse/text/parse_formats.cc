@@ -310,7 +310,10 @@ Status Parser::ParseFormatAttribute(const ir::FormatPiece& piece,
           }
           RETURN_IF_ERROR(Expect(TokenKind::kRightSquare, "to end padding"));
           std::string data(values.size() * 8, '\0');
-          std::memcpy(data.data(), values.data(), data.size());
+          // `padding = []`: no values, and memcpy may not take null.
+          if (!values.empty()) {
+            std::memcpy(data.data(), values.data(), data.size());
+          }
           ir::Type type =
               ir::TensorOf({static_cast<int64_t>(values.size() / 2), 2},
                            ir::ElementType::kI64);
