@@ -55,6 +55,24 @@ const ElementwiseKernel* AsElementwise(const exec::Step& step) {
 
 }  // namespace
 
+void Lowering::ReadBroadcastScalars(exec::Step& step) {
+  const ElementwiseKernel* kernel = AsElementwise(step);
+  if (kernel == nullptr) return;
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    auto broadcast = scalar_broadcasts_.find(alias_root_[step.inputs[i]]);
+    if (broadcast == scalar_broadcasts_.end() ||
+        kernel->reads_whole(static_cast<int>(i))) {
+      continue;
+    }
+    std::unique_ptr<ElementwiseKernel> scalar =
+        kernel->WithScalarInput(static_cast<int>(i));
+    if (scalar == nullptr) continue;
+    kernel = scalar.get();
+    step.kernel = std::move(scalar);
+    step.inputs[i] = broadcast->second;
+  }
+}
+
 bool Lowering::ScratchDeadAfter(SlotId root, int64_t index) const {
   const exec::Slot& s = plan_.slots()[root];
   return s.kind == exec::SlotKind::kTemp && !s.is_token &&
@@ -66,17 +84,39 @@ void Lowering::FuseElementwiseSteps() {
   std::vector<int64_t>& indices = frame_step_indices_[frames_.back().id];
   if (indices.size() != region.steps.size()) return;  // not tracked: leave it
 
+  // Broadcast scalars whose readers all read the scalar itself
+  // (ReadBroadcastScalars) are dead: drop them, and their arrays.
+  {
+    std::vector<exec::Step> live;
+    std::vector<int64_t> live_indices;
+    for (size_t k = 0; k < region.steps.size(); ++k) {
+      exec::Step& step = region.steps[k];
+      if (step.outputs.size() == 1 &&
+          scalar_broadcasts_.count(step.outputs[0]) != 0 &&
+          ScratchDeadAfter(step.outputs[0], indices[k])) {
+        first_def_[step.outputs[0]] = -1;  // never in memory
+        continue;
+      }
+      live.push_back(std::move(step));
+      live_indices.push_back(indices[k]);
+    }
+    region.steps = std::move(live);
+    indices = std::move(live_indices);
+  }
+
   std::vector<exec::Step> fused_steps;
   std::vector<int64_t> fused_indices;
   std::vector<int64_t> fused_last_indices;  // a fused step's last index
   fused_steps.reserve(region.steps.size());
 
   // Whether a step of another frame has an index strictly between a and b
-  // (a nested region's step between two steps of this region).
+  // (a nested region's step between two steps of this region; the indices
+  // of this frame's dropped broadcasts are no such step).
+  const int frame = frames_.back().id;
   auto foreign_between = [&](int64_t a, int64_t b) {
     for (int64_t i = a + 1; i < b; ++i) {
       if (i < static_cast<int64_t>(index_frame_.size()) &&
-          index_frame_[i] >= 0) {
+          index_frame_[i] >= 0 && index_frame_[i] != frame) {
         return true;
       }
     }

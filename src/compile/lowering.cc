@@ -12,6 +12,7 @@
 #include "exec/executor.h"
 #include "exec/ffi.h"
 #include "exec/kernels/copy.h"
+#include "exec/kernels/elementwise_kernel.h"
 #include "exec/kernels/quantize.h"
 #include "exec/kernels/run_time_error.h"
 
@@ -319,6 +320,7 @@ void Lowering::Emit(const ir::Operation& op,
   step.inputs = std::move(inputs);
   step.outputs = std::move(outputs);
   step.where = op.Describe();
+  if (fuse_elementwise_) ReadBroadcastScalars(step);
   if (foldable) {
     int64_t in_bytes = 0, out_bytes = 0;
     bool all_constant = true;
@@ -382,6 +384,13 @@ void Lowering::Emit(const ir::Operation& op,
     if (regions_in_op_)
       first_def_[root] = std::min(first_def_[root], op_start_);
     NoteUse(root, index);
+  }
+  const auto* elementwise =
+      dynamic_cast<const exec::ElementwiseKernel*>(step.kernel.get());
+  if (elementwise != nullptr && elementwise->repeated_element() == 0 &&
+      step.inputs.size() == 1 && step.outputs.size() == 1 &&
+      alias_root_[step.outputs[0]] == step.outputs[0]) {
+    scalar_broadcasts_[step.outputs[0]] = step.inputs[0];
   }
   frames_.back().region->steps.push_back(std::move(step));
 }

@@ -200,6 +200,11 @@ class Lowering {
   // Replaces runs of elementwise steps of the innermost frame's region,
   // which is complete, by fused kernels (fuse_elementwise.cc).
   void FuseElementwiseSteps();
+  // Gives an elementwise step that reads a broadcast scalar the scalar
+  // itself, read whole (ElementwiseKernel::WithScalarInput), where its
+  // kernel has that form; FuseElementwiseSteps then drops broadcasts no
+  // one reads any more.
+  void ReadBroadcastScalars(exec::Step& step);
   // Whether `root` is an ordinary scratch array (not a token, argument,
   // output or constant) that no step after `index` reads.
   bool ScratchDeadAfter(SlotId root, int64_t index) const;
@@ -219,6 +224,9 @@ class Lowering {
   std::vector<int64_t> first_def_;  // per slot
   std::vector<int64_t> last_use_;   // per slot
   std::vector<SlotId> alias_root_;  // per slot: the slot owning its memory
+  // Slots written by a broadcast of one element -> the slot holding it
+  // (at index 0).
+  std::map<SlotId, SlotId> scalar_broadcasts_;
   int64_t counter_ = 0;
   int64_t next_collective_id_ = 0;
   // Index of the first step of the op being lowered.

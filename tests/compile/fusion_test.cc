@@ -239,6 +239,40 @@ func.func @main(%x: tensor<5000xf32>) -> tensor<5000xf32> {
   }
 }
 
+// JAX's portable artifacts define every splat constant of a function at
+// its top, far from their readers. A reader that is elementwise reads the
+// scalar itself, so the broadcast is dropped and never takes memory: the
+// arena holds the reduction's 128 floats, not the 512 KiB constant.
+TEST(FusionTest, ABroadcastScalarDefinedFarFromItsReadersIsNeverWritten) {
+  std::string text = R"(
+func.func @main(%x: tensor<128x1024xf32>) -> tensor<128x1024xf32> {
+  %c = stablehlo.constant dense<1.5> : tensor<128x1024xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<128x1024xf32>, tensor<f32>) -> tensor<128xf32>
+  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<128xf32>) -> tensor<128x1024xf32>
+  %m = stablehlo.multiply %x, %c : tensor<128x1024xf32>
+  %s = stablehlo.subtract %c, %rb : tensor<128x1024xf32>
+  %y = stablehlo.add %m, %s : tensor<128x1024xf32>
+  return %y : tensor<128x1024xf32>
+})";
+  std::vector<float> x = RandomFloats(128 * 1024, 12);
+  HostArray input = HostArray::Of(ElementType::kF32, {128, 1024}, x);
+  auto plan = ExpectFusedMatchesUnfused(text, {input});
+  ASSERT_NE(plan, nullptr);
+  EXPECT_LE(plan->arena_bytes(), 4096);
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, {input}));
+  std::vector<float> got = out[0].As<float>();
+  for (int row = 0; row < 128; row += 7) {
+    double sum = 0;
+    for (int k = 0; k < 1024; ++k) sum += x[row * 1024 + k];
+    for (int k = 0; k < 1024; k += 101) {
+      double want = x[row * 1024 + k] * 1.5 + (1.5 - sum);
+      EXPECT_NEAR(got[row * 1024 + k], want, 1e-3 * (1 + std::fabs(sum)))
+          << row << " " << k;
+    }
+  }
+}
+
 TEST(FusionTest, LargeSplatConstantsStayOneElement) {
   // 4 Mi elements: 16 MiB if expanded; the plan holds one f32 of it.
   std::string text = R"(

@@ -48,6 +48,9 @@ class ElementwiseKernel : public Kernel {
   // Whether every output element is the same whatever the range (a
   // broadcast of a scalar): a fused kernel computes it once per range.
   virtual bool range_invariant() const { return false; }
+  // For a range-invariant kernel that repeats one element of input 0 (a
+  // broadcast of a scalar): that element's index; else -1.
+  virtual int64_t repeated_element() const { return -1; }
 
   // The same function with input `input` a single element that serves
   // every element of the range (read whole: its input_bytes is 0). A fused

@@ -215,6 +215,9 @@ class StridedViewKernel : public ElementwiseKernel {
     }
     return true;
   }
+  int64_t repeated_element() const override {
+    return range_invariant() ? copy_.source_offset : -1;
+  }
 
   static constexpr int64_t kMaxRank = 16;
 
