@@ -1,5 +1,7 @@
 #include "exec/fusion.h"
 
+#include "exec/kernels/arithmetic_chain.h"
+
 #include <algorithm>
 #include <cstddef>
 
@@ -89,14 +91,165 @@ class FusedKernel : public ElementwiseKernel {
   int cost_ = 0;
 };
 
+bool ReadsTile(const FusedNode& node, int tile) {
+  for (const FusedOperand& operand : node.inputs) {
+    if (operand.kind == FusedOperand::Kind::kTile && operand.index == tile) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool WritesTile(const FusedNode& node, int tile) {
+  for (const FusedOperand& operand : node.outputs) {
+    if (operand.kind == FusedOperand::Kind::kTile && operand.index == tile) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether a node from `from` on reads the value tile `tile` holds before a
+// node writes the tile again.
+bool ReadLater(const std::vector<FusedNode>& nodes, size_t from, int tile) {
+  for (size_t m = from; m < nodes.size(); ++m) {
+    if (ReadsTile(nodes[m], tile)) return true;
+    if (WritesTile(nodes[m], tile)) return false;
+  }
+  return false;
+}
+
+bool IsLink(const FusedNode& node) {
+  return !node.once_per_range && node.inputs.size() == 2 &&
+         node.outputs.size() == 1 && node.kernel->arithmetic().has_value();
+}
+
+bool SameOperand(const FusedOperand& a, const FusedOperand& b) {
+  return a.kind == b.kind && a.index == b.index;
+}
+
+// A chain under construction.
+class ChainBuilder {
+ public:
+  // Starts with `node`, r being its input `r_input`.
+  ChainBuilder(const FusedNode& node, int r_input) {
+    inputs_.push_back(node.inputs[r_input]);
+    input_bytes_.push_back(sizeof(float));
+    Add(node, r_input);
+  }
+  // Adds `node`, r being its input `r_input`; false (and nothing added)
+  // when the chain would take too many inputs.
+  bool Add(const FusedNode& node, int r_input) {
+    const ElementwiseKernel& kernel = *node.kernel;
+    const int v_input = 1 - r_input;
+    ChainLink link;
+    link.op = kernel.arithmetic()->op;
+    link.r_on_left = r_input == 0;
+    const bool self = SameOperand(node.inputs[0], node.inputs[1]) &&
+                      !kernel.reads_whole(0) && !kernel.reads_whole(1);
+    // The first link's r is input 0 of the chain; a later link's r is the
+    // link before's result, so its own r operand is not read.
+    if (self && links_.empty()) {
+      link.input = 0;
+    } else if (self) {
+      link.input = -1;
+    } else {
+      const FusedOperand& v = node.inputs[v_input];
+      int bytes = kernel.input_bytes(v_input);
+      link.input = -1;
+      for (size_t i = 0; i < inputs_.size(); ++i) {
+        if (SameOperand(inputs_[i], v) && input_bytes_[i] == bytes) {
+          link.input = static_cast<int>(i);
+        }
+      }
+      if (link.input < 0) {
+        if (inputs_.size() >= static_cast<size_t>(kMaxFusedNodeOperands)) {
+          return false;
+        }
+        link.input = static_cast<int>(inputs_.size());
+        inputs_.push_back(v);
+        input_bytes_.push_back(bytes);
+      }
+    }
+    links_.push_back(link);
+    cost_ += kernel.cost_per_element();
+    return true;
+  }
+  size_t size() const { return links_.size(); }
+
+  // The chain as one node writing `output`, or null when it cannot be.
+  std::unique_ptr<FusedNode> Finish(int64_t count, FusedOperand output) {
+    auto kernel = MakeArithmeticChainKernel(count, input_bytes_,
+                                            std::move(links_), cost_);
+    if (kernel == nullptr) return nullptr;
+    auto node = std::make_unique<FusedNode>();
+    node->kernel = std::move(kernel);
+    node->inputs = std::move(inputs_);
+    node->outputs = {output};
+    return node;
+  }
+
+ private:
+  std::vector<FusedOperand> inputs_;
+  std::vector<int> input_bytes_;
+  std::vector<ChainLink> links_;
+  int cost_ = 0;
+};
+
+// Replaces runs of arithmetic nodes, each reading the one before's result
+// and the only one to, by arithmetic chains.
+std::vector<FusedNode> FormArithmeticChains(std::vector<FusedNode> nodes) {
+  std::vector<FusedNode> out;
+  size_t j = 0;
+  while (j < nodes.size()) {
+    if (!IsLink(nodes[j])) {
+      out.push_back(std::move(nodes[j++]));
+      continue;
+    }
+    // r is the input read element by element (input 0 when both are).
+    const int first_r = nodes[j].kernel->reads_whole(0) ? 1 : 0;
+    ChainBuilder chain(nodes[j], first_r);
+    size_t end = j + 1;
+    while (end < nodes.size() && IsLink(nodes[end])) {
+      const FusedOperand& previous = nodes[end - 1].outputs[0];
+      if (previous.kind != FusedOperand::Kind::kTile ||
+          ReadLater(nodes, end + 1, previous.index)) {
+        break;
+      }
+      const FusedNode& node = nodes[end];
+      int r_input = -1;
+      for (int i = 0; i < 2; ++i) {
+        if (SameOperand(node.inputs[i], previous) &&
+            !node.kernel->reads_whole(i)) {
+          r_input = i;
+          break;
+        }
+      }
+      if (r_input < 0 || !chain.Add(node, r_input)) break;
+      ++end;
+    }
+    std::unique_ptr<FusedNode> fused;
+    if (chain.size() >= 2) {
+      fused = chain.Finish(nodes[j].kernel->count(), nodes[end - 1].outputs[0]);
+    }
+    if (fused == nullptr) {
+      out.push_back(std::move(nodes[j++]));
+      continue;
+    }
+    out.push_back(std::move(*fused));
+    j = end;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::unique_ptr<ElementwiseKernel> MakeFusedKernel(
     int64_t count, std::vector<int> input_bytes, std::vector<int> output_bytes,
     std::vector<int> tile_bytes, std::vector<FusedNode> nodes) {
-  return std::make_unique<FusedKernel>(count, std::move(input_bytes),
-                                       std::move(output_bytes),
-                                       std::move(tile_bytes), std::move(nodes));
+  return std::make_unique<FusedKernel>(
+      count, std::move(input_bytes), std::move(output_bytes),
+      std::move(tile_bytes), FormArithmeticChains(std::move(nodes)));
 }
 
 }  // namespace kiln::exec

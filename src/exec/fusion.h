@@ -43,12 +43,15 @@ struct FusedNode {
 // call.
 inline constexpr int64_t kFusionTileElements = 1024;
 
-// The most inputs, and the most outputs, one node may have.
-inline constexpr int kMaxFusedNodeOperands = 8;
+// The most inputs, and the most outputs, one node may have (an arithmetic
+// chain's inputs are its links' operands).
+inline constexpr int kMaxFusedNodeOperands = 32;
 
 // A fused kernel over `count` elements with inputs of `input_bytes` (0:
 // read whole) and outputs of `output_bytes`; `tile_bytes[k]` is the element
-// size of tile buffer k. Nodes run in order on each tile.
+// size of tile buffer k. Nodes run in order on each tile, except that runs
+// of f32 arithmetic nodes each reading the one before, whose values nothing
+// else reads, become one arithmetic chain (kernels/arithmetic_chain.h).
 std::unique_ptr<ElementwiseKernel> MakeFusedKernel(
     int64_t count, std::vector<int> input_bytes, std::vector<int> output_bytes,
     std::vector<int> tile_bytes, std::vector<FusedNode> nodes);

@@ -147,6 +147,71 @@ TEST(FusionTest, BroadcastScalarsAreReadAsScalars) {
   }
 }
 
+// Runs of f32 add, subtract, multiply and divide, each reading the one
+// before, become arithmetic chains (exec/kernels/arithmetic_chain.h) with
+// the unfused bits: a Horner polynomial as JAX writes erf's (scalar
+// coefficients, the argument as an array), r on either side of subtract
+// and divide, r times r, and a value read after the chain, which ends the
+// chain there and is written.
+TEST(FusionTest, ArithmeticChainsGiveTheUnfusedBits) {
+  std::string n = std::to_string(kOdd);
+  std::string t = "tensor<" + n + "xf32>";
+  auto splat = [&](const std::string& name, const std::string& value) {
+    return "  %" + name + " = stablehlo.constant dense<" + value + "> : " + t +
+           "\n";
+  };
+  std::string text = "func.func @main(%x: " + t + ", %y: " + t + ") -> (" +
+                     t + ", " + t + ") {\n" + splat("c0", "7.8538615e-05") +
+                     splat("c1", "-8.0101937e-04") +
+                     splat("c2", "5.1883277e-03") +
+                     splat("c3", "-2.6853813e-02") + splat("one", "1.0") + R"(
+  %x2 = stablehlo.multiply %x, %x : )" + t + R"(
+  %p0 = stablehlo.multiply %c0, %x2 : )" + t + R"(
+  %p1 = stablehlo.add %p0, %c1 : )" + t + R"(
+  %p2 = stablehlo.multiply %p1, %x2 : )" + t + R"(
+  %p3 = stablehlo.add %p2, %c2 : )" + t + R"(
+  %p4 = stablehlo.multiply %p3, %x2 : )" + t + R"(
+  %p5 = stablehlo.add %p4, %c3 : )" + t + R"(
+  %q0 = stablehlo.subtract %one, %p5 : )" + t + R"(
+  %q1 = stablehlo.divide %y, %q0 : )" + t + R"(
+  %q2 = stablehlo.multiply %q1, %q1 : )" + t + R"(
+  %q3 = stablehlo.divide %q2, %x : )" + t + R"(
+  %q4 = stablehlo.subtract %q3, %y : )" + t + R"(
+  %r0 = stablehlo.add %q4, %x : )" + t + R"(
+  %r1 = stablehlo.multiply %r0, %c2 : )" + t + R"(
+  %r2 = stablehlo.subtract %r1, %q4 : )" + t + R"(
+  return %r2, %p3 : )" + t + ", " + t + R"(
+})";
+  std::vector<float> x = RandomFloats(kOdd, 13), y = RandomFloats(kOdd, 14);
+  std::vector<HostArray> inputs = {HostArray::Of(ElementType::kF32, {kOdd}, x),
+                                   HostArray::Of(ElementType::kF32, {kOdd}, y)};
+  auto plan = ExpectFusedMatchesUnfused(text, inputs);
+  ASSERT_NE(plan, nullptr);
+  EXPECT_EQ(plan->main().steps.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, inputs));
+  std::vector<float> got = out[0].As<float>(), p3 = out[1].As<float>();
+  for (int64_t i = 0; i < kOdd; i += 89) {
+    // The same operations one at a time in float, as the spec defines them.
+    float x2 = x[i] * x[i];
+    float p = 7.8538615e-05f * x2;
+    p = p + -8.0101937e-04f;
+    p = p * x2;
+    p = p + 5.1883277e-03f;
+    EXPECT_EQ(p3[i], p) << i;
+    p = p * x2;
+    p = p + -2.6853813e-02f;
+    float q = 1.0f - p;
+    q = y[i] / q;
+    q = q * q;
+    q = q / x[i];
+    q = q - y[i];
+    float r = q + x[i];
+    r = r * 5.1883277e-03f;
+    r = r - q;
+    EXPECT_EQ(got[i], r) << i;
+  }
+}
+
 TEST(FusionTest, BroadcastTransposeAndConvertJoinTheRun) {
   // A bias broadcast along rows, a transpose of an argument, and a round
   // trip through bf16, all read element by element by the chain.

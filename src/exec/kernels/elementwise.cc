@@ -55,6 +55,20 @@ class BinaryKernel : public ElementwiseKernel {
          reinterpret_cast<T*>(outputs[0]), n, bits_);
   }
   int cost_per_element() const override { return cost_; }
+  std::optional<ArithmeticForm> arithmetic() const override {
+    if constexpr (std::is_same_v<T, float>) {
+      if constexpr (std::is_same_v<Op, ops::Add>) {
+        return ArithmeticForm{ArithmeticOp::kAdd, kScalar};
+      } else if constexpr (std::is_same_v<Op, ops::Subtract>) {
+        return ArithmeticForm{ArithmeticOp::kSubtract, kScalar};
+      } else if constexpr (std::is_same_v<Op, ops::Multiply>) {
+        return ArithmeticForm{ArithmeticOp::kMultiply, kScalar};
+      } else if constexpr (std::is_same_v<Op, ops::Divide>) {
+        return ArithmeticForm{ArithmeticOp::kDivide, kScalar};
+      }
+    }
+    return std::nullopt;
+  }
   // Scalar forms exist for the float types, where broadcast constants
   // (polynomial coefficients, scales) are the common case.
   std::unique_ptr<ElementwiseKernel> WithScalarInput(

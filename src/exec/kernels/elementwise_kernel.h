@@ -11,11 +11,20 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "exec/plan.h"
 
 namespace kiln::exec {
+
+// The f32 arithmetic an arithmetic chain (kernels/arithmetic_chain.h)
+// evaluates in registers.
+enum class ArithmeticOp : uint8_t { kAdd, kSubtract, kMultiply, kDivide };
+struct ArithmeticForm {
+  ArithmeticOp op;
+  int scalar_input;  // the input read as one element (WithScalarInput), or -1
+};
 
 class ElementwiseKernel : public Kernel {
  public:
@@ -58,6 +67,11 @@ class ElementwiseKernel : public Kernel {
   // of copies. Null where the kernel has no such form.
   virtual std::unique_ptr<ElementwiseKernel> WithScalarInput(int input) const {
     return nullptr;
+  }
+
+  // Set for an f32 add, subtract, multiply or divide: what it computes.
+  virtual std::optional<ArithmeticForm> arithmetic() const {
+    return std::nullopt;
   }
 
   // Relative cost of one element against a plain add (1): how soon a range
