@@ -4,6 +4,7 @@
 // sequential sum.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -85,6 +86,79 @@ TEST(ReduceTest, RowMaximumPropagatesNaNAndIntegerSumsWrap) {
                          {HostArray::Of(ElementType::kI8, {3, 1000}, small)}));
   // 100 * 1000 = 100000 = 160 (mod 256) = -96 as i8, whatever the order.
   for (int8_t v : sums[0].As<int8_t>()) EXPECT_EQ(v, -96);
+}
+
+// Pooling (reduce_window with a known combiner, no dilation) runs as
+// interval walks that combine contiguous rows; each result combines its
+// window in row-major order from the init value, as a naive loop here
+// does, so the bits agree: an NHWC max pool with padding on both sides
+// (the channels are the contiguous rows) and a sum over an NCHW layout
+// whose windows reach past the high edge (rows of one element).
+TEST(ReduceTest, PoolingWindowsCombineInRowMajorOrder) {
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> uniform(-10.0f, 10.0f);
+  const int64_t n = 2, h = 13, w = 11, c = 5;
+  std::vector<float> x(n * h * w * c);
+  for (float& v : x) v = uniform(rng);
+  // Max, 3x3 stride 2, padding 1 low and high: 7x6 outputs.
+  ASSERT_OK_AND_ASSIGN(auto pooled, RunText(R"(
+func.func @main(%x: tensor<2x13x11x5xf32>) -> tensor<2x7x6x5xf32> {
+  %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %r = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<2x13x11x5xf32>, tensor<f32>) -> tensor<2x7x6x5xf32>
+  return %r : tensor<2x7x6x5xf32>
+})", {HostArray::Of(ElementType::kF32, {n, h, w, c}, x)}));
+  std::vector<float> got = pooled[0].As<float>();
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t i = 0; i < 7; ++i) {
+      for (int64_t j = 0; j < 6; ++j) {
+        for (int64_t k = 0; k < c; ++k) {
+          float want = -std::numeric_limits<float>::infinity();
+          for (int64_t di = 0; di < 3; ++di) {
+            for (int64_t dj = 0; dj < 3; ++dj) {
+              int64_t y = i * 2 - 1 + di, z = j * 2 - 1 + dj;
+              if (y < 0 || y >= h || z < 0 || z >= w) continue;
+              want = std::max(want, x[((b * h + y) * w + z) * c + k]);
+            }
+          }
+          EXPECT_EQ(got[((b * 7 + i) * 6 + j) * c + k], want)
+              << b << " " << i << " " << j << " " << k;
+        }
+      }
+    }
+  }
+  // Sum over the last two dimensions of [2, 5, 13, 11] read as NCHW:
+  // window 2x3, strides 2x1, padding (0, 1) rows and (1, 0) columns.
+  ASSERT_OK_AND_ASSIGN(auto sums, RunText(R"(
+func.func @main(%x: tensor<2x5x13x11xf32>) -> tensor<2x5x7x10xf32> {
+  %init = stablehlo.constant dense<0.5> : tensor<f32>
+  %r = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[0, 0], [0, 0], [0, 1], [1, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 1, 2, 3>, window_strides = array<i64: 1, 1, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<2x5x13x11xf32>, tensor<f32>) -> tensor<2x5x7x10xf32>
+  return %r : tensor<2x5x7x10xf32>
+})", {HostArray::Of(ElementType::kF32, {n, c, h, w}, x)}));
+  std::vector<float> sum = sums[0].As<float>();
+  for (int64_t plane = 0; plane < n * c; ++plane) {
+    for (int64_t i = 0; i < 7; ++i) {
+      for (int64_t j = 0; j < 10; ++j) {
+        float want = 0.5f;
+        for (int64_t di = 0; di < 2; ++di) {
+          for (int64_t dj = 0; dj < 3; ++dj) {
+            int64_t y = i * 2 + di, z = j - 1 + dj;
+            if (y >= h || z < 0 || z >= w) continue;
+            want = want + x[(plane * h + y) * w + z];
+          }
+        }
+        EXPECT_EQ(sum[(plane * 7 + i) * 10 + j], want)
+            << plane << " " << i << " " << j;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "exec/kernels/element.h"
+#include "exec/kernels/region_call.h"
 #include "exec/kernels/elementwise_ops.h"
 #include "exec/kernels/row_reduce.h"
 #include "exec/kernels/row_reducer.h"
@@ -186,6 +187,7 @@ class ReduceWindowKernel : public Kernel {
       FillWith(ctx.slot(step.outputs[i]), ctx.slot(step.inputs[n + i]),
                out_count, p_.inputs[i].element_bytes());
     }
+    if (!body_ && Undilated()) return RunUndilated(ctx, step);
     std::vector<const std::byte*> args(2 * n);
     std::vector<std::byte> scratch(16 * n);
     std::vector<int64_t> element_bytes(n);
@@ -246,6 +248,78 @@ class ReduceWindowKernel : public Kernel {
   }
 
  private:
+  bool Undilated() const {
+    for (size_t d = 0; d < p_.window_dimensions.size(); ++d) {
+      if (p_.base_dilations[d] != 1 || p_.window_dilations[d] != 1) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // A known combiner without dilation (pooling): in each dimension the
+  // window of an output element covers an interval of the input, and the
+  // trailing dimensions whose window is one element at stride one with no
+  // padding (an NHWC pool's channels) are combined as whole contiguous
+  // rows. Each result element combines the same input elements in the
+  // same row-major window order as the general loop, so the bits agree.
+  Status RunUndilated(RunContext& ctx, const Step& step) const {
+    const ArrayShape& input = p_.inputs[0];
+    const int64_t rank = input.rank();
+    const int64_t bytes = input.element_bytes();
+    int64_t outer_rank = rank;
+    int64_t inner = 1;
+    while (outer_rank > 0) {
+      int64_t d = outer_rank - 1;
+      if (p_.window_dimensions[d] != 1 || p_.window_strides[d] != 1 ||
+          p_.padding_low[d] != 0 || p_.output_dims[d] != input.dims[d]) {
+        break;
+      }
+      inner *= input.dims[d];
+      --outer_rank;
+    }
+    const std::byte* in = ctx.slot(step.inputs[0]);
+    std::byte* out = ctx.slot(step.outputs[0]);
+    int64_t outer_count = 1;
+    for (int64_t d = 0; d < outer_rank; ++d) outer_count *= p_.output_dims[d];
+    if (inner == 0) return OkStatus();
+    std::vector<int64_t> index(outer_rank, 0), low(outer_rank),
+        begin(outer_rank), end(outer_rank), window(outer_rank);
+    for (int64_t o = 0; o < outer_count; ++o) {
+      // The window's interval of input positions in each dimension.
+      bool empty = false;
+      for (int64_t d = 0; d < outer_rank; ++d) {
+        low[d] = index[d] * p_.window_strides[d] - p_.padding_low[d];
+        begin[d] = std::max<int64_t>(0, -low[d]);
+        end[d] = std::min(p_.window_dimensions[d], input.dims[d] - low[d]);
+        empty |= begin[d] >= end[d];
+        window[d] = begin[d];
+      }
+      std::byte* target = out + o * inner * bytes;
+      while (!empty) {
+        int64_t offset = 0;
+        for (int64_t d = 0; d < outer_rank; ++d) {
+          offset += (low[d] + window[d]) * in_strides_[d];
+        }
+        ApplyCombiner(p_.combiner, input.type, target, in + offset * bytes,
+                      inner);
+        // The next window position, row-major.
+        int64_t d = outer_rank - 1;
+        for (; d >= 0; --d) {
+          if (++window[d] < end[d]) break;
+          window[d] = begin[d];
+        }
+        if (d < 0) break;
+      }
+      for (int64_t d = outer_rank - 1; d >= 0; --d) {
+        if (++index[d] < p_.output_dims[d]) break;
+        index[d] = 0;
+      }
+      if (ctx.cancelled()) return ctx.CancelledStatus();
+    }
+    return OkStatus();
+  }
+
   ReduceWindowParams p_;
   std::unique_ptr<ScalarRegion> body_;
   std::vector<int64_t> in_strides_;
