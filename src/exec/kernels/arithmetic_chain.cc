@@ -8,9 +8,9 @@ namespace {
 // 16 floats: one AVX-512 register, two AVX2 ones, four SSE ones.
 using Vector = float __attribute__((vector_size(64)));
 constexpr int64_t kLanes = 16;
-// Elements per pass over the links: four vectors of r, enough independent
-// work to hide each op's latency.
-constexpr int64_t kBlock = 4 * kLanes;
+// Elements per pass over the links: eight vectors of r, enough independent
+// work to hide each op's latency and to pay for each link's dispatch.
+constexpr int64_t kBlock = 8 * kLanes;
 // The most links one chain kernel takes (the rest start a new chain).
 constexpr int kMaxLinks = 64;
 
@@ -45,24 +45,40 @@ constexpr uint8_t Code(ArithmeticOp op, Source source, bool r_on_left) {
     r1 = r1 OP KILN_LOAD(link.array + i + kLanes);                           \
     r2 = r2 OP KILN_LOAD(link.array + i + 2 * kLanes);                       \
     r3 = r3 OP KILN_LOAD(link.array + i + 3 * kLanes);                       \
+    r4 = r4 OP KILN_LOAD(link.array + i + 4 * kLanes);                       \
+    r5 = r5 OP KILN_LOAD(link.array + i + 5 * kLanes);                       \
+    r6 = r6 OP KILN_LOAD(link.array + i + 6 * kLanes);                       \
+    r7 = r7 OP KILN_LOAD(link.array + i + 7 * kLanes);                       \
     break;                                                                   \
   case Code(ArithmeticOp::OP_ENUM, Source::kArray, false):                   \
     r0 = KILN_LOAD(link.array + i) OP r0;                                    \
     r1 = KILN_LOAD(link.array + i + kLanes) OP r1;                           \
     r2 = KILN_LOAD(link.array + i + 2 * kLanes) OP r2;                       \
     r3 = KILN_LOAD(link.array + i + 3 * kLanes) OP r3;                       \
+    r4 = KILN_LOAD(link.array + i + 4 * kLanes) OP r4;                       \
+    r5 = KILN_LOAD(link.array + i + 5 * kLanes) OP r5;                       \
+    r6 = KILN_LOAD(link.array + i + 6 * kLanes) OP r6;                       \
+    r7 = KILN_LOAD(link.array + i + 7 * kLanes) OP r7;                       \
     break;                                                                   \
   case Code(ArithmeticOp::OP_ENUM, Source::kScalar, true):                   \
     r0 = r0 OP link.scalar;                                                  \
     r1 = r1 OP link.scalar;                                                  \
     r2 = r2 OP link.scalar;                                                  \
     r3 = r3 OP link.scalar;                                                  \
+    r4 = r4 OP link.scalar;                                                  \
+    r5 = r5 OP link.scalar;                                                  \
+    r6 = r6 OP link.scalar;                                                  \
+    r7 = r7 OP link.scalar;                                                  \
     break;                                                                   \
   case Code(ArithmeticOp::OP_ENUM, Source::kScalar, false):                  \
     r0 = link.scalar OP r0;                                                  \
     r1 = link.scalar OP r1;                                                  \
     r2 = link.scalar OP r2;                                                  \
     r3 = link.scalar OP r3;                                                  \
+    r4 = link.scalar OP r4;                                                  \
+    r5 = link.scalar OP r5;                                                  \
+    r6 = link.scalar OP r6;                                                  \
+    r7 = link.scalar OP r7;                                                  \
     break;                                                                   \
   case Code(ArithmeticOp::OP_ENUM, Source::kSelf, true):                     \
   case Code(ArithmeticOp::OP_ENUM, Source::kSelf, false):                    \
@@ -70,6 +86,10 @@ constexpr uint8_t Code(ArithmeticOp op, Source source, bool r_on_left) {
     r1 = r1 OP r1;                                                           \
     r2 = r2 OP r2;                                                           \
     r3 = r3 OP r3;                                                           \
+    r4 = r4 OP r4;                                                           \
+    r5 = r5 OP r5;                                                           \
+    r6 = r6 OP r6;                                                           \
+    r7 = r7 OP r7;                                                           \
     break;
 
 #define KILN_CHAIN_SCALAR_CASES(OP_ENUM, OP)                                 \
@@ -98,6 +118,10 @@ KILN_VECTORIZED void RunChain(const float* start, float* out,
     Vector r0 = KILN_LOAD(start + i), r1 = KILN_LOAD(start + i + kLanes);
     Vector r2 = KILN_LOAD(start + i + 2 * kLanes);
     Vector r3 = KILN_LOAD(start + i + 3 * kLanes);
+    Vector r4 = KILN_LOAD(start + i + 4 * kLanes);
+    Vector r5 = KILN_LOAD(start + i + 5 * kLanes);
+    Vector r6 = KILN_LOAD(start + i + 6 * kLanes);
+    Vector r7 = KILN_LOAD(start + i + 7 * kLanes);
     for (int k = 0; k < num_links; ++k) {
       const Resolved& link = links[k];
       switch (link.code) {
@@ -113,6 +137,10 @@ KILN_VECTORIZED void RunChain(const float* start, float* out,
     KILN_STORE(out + i + kLanes, r1);
     KILN_STORE(out + i + 2 * kLanes, r2);
     KILN_STORE(out + i + 3 * kLanes, r3);
+    KILN_STORE(out + i + 4 * kLanes, r4);
+    KILN_STORE(out + i + 5 * kLanes, r5);
+    KILN_STORE(out + i + 6 * kLanes, r6);
+    KILN_STORE(out + i + 7 * kLanes, r7);
   }
   // The rest one element at a time: the same IEEE operations.
   for (; i < n; ++i) {
