@@ -249,8 +249,9 @@ void DumpProgram(std::string_view program, std::string_view options) {
                          Fingerprint64(program), Fingerprint64(options)));
   for (Status status : {WriteFile(stem + ".program", program),
                         WriteFile(stem + ".options", options)}) {
-    if (!status.ok())
+    if (!status.ok()) {
       KILN_LOG(WARNING) << "KILN_DUMP_DIR: " << status.ToString();
+    }
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <vector>
 
 #include "base/strings.h"
 
@@ -70,13 +72,58 @@ void MemoryCounters::ResetPeak() {
   peak_bytes_in_use.store(bytes_in_use.load());
 }
 
+BlockCache::~BlockCache() {
+  for (auto [data, bytes] : blocks_) std::free(data);
+}
+
+void* BlockCache::Take(size_t bytes) {
+  if (bytes < kMinBytes) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+    if (it->second == bytes) {
+      void* data = it->first;
+      bytes_ -= bytes;
+      blocks_.erase(std::next(it).base());
+      return data;
+    }
+  }
+  return nullptr;
+}
+
+void BlockCache::Give(void* data, size_t bytes) {
+  if (bytes < kMinBytes || bytes > kMaxBytes) {
+    std::free(data);
+    return;
+  }
+  std::vector<void*> evicted;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    blocks_.emplace_back(data, bytes);
+    bytes_ += bytes;
+    while (blocks_.size() > kMaxBlocks || bytes_ > kMaxBytes) {
+      evicted.push_back(blocks_.front().first);
+      bytes_ -= blocks_.front().second;
+      blocks_.pop_front();
+    }
+  }
+  for (void* block : evicted) std::free(block);
+}
+
+namespace {
+
+// The bytes std::aligned_alloc is asked for: a multiple of the alignment,
+// and at least one (a zero size still gets a unique, valid pointer).
+size_t RoundedSize(size_t size) {
+  return size == 0 ? kStorageAlignment
+                   : (size + kStorageAlignment - 1) / kStorageAlignment *
+                         kStorageAlignment;
+}
+
+}  // namespace
+
 StatusOr<std::shared_ptr<Storage>> Storage::Allocate(
     size_t size, std::shared_ptr<MemoryCounters> counters, StorageFill fill) {
-  // aligned_alloc needs a size that is a multiple of the alignment; a zero
-  // size still gets a unique, valid pointer.
-  size_t rounded = size == 0 ? kStorageAlignment
-                             : (size + kStorageAlignment - 1) /
-                                   kStorageAlignment * kStorageAlignment;
+  size_t rounded = RoundedSize(size);
   if (rounded < size || size > static_cast<size_t>(INT64_MAX)) {
     return ResourceExhaustedError("cannot allocate ", size, " bytes");
   }
@@ -84,7 +131,8 @@ StatusOr<std::shared_ptr<Storage>> Storage::Allocate(
   if (budget != nullptr) {
     RETURN_IF_ERROR(budget->Reserve(static_cast<int64_t>(size)));
   }
-  void* data = std::aligned_alloc(kStorageAlignment, rounded);
+  void* data = counters ? counters->blocks.Take(rounded) : nullptr;
+  if (data == nullptr) data = std::aligned_alloc(kStorageAlignment, rounded);
   if (data == nullptr) {
     if (budget != nullptr) budget->Release(static_cast<int64_t>(size));
     return ResourceExhaustedError("out of memory allocating ",
@@ -113,7 +161,11 @@ std::shared_ptr<Storage> Storage::Wrap(void* data, size_t size, bool writable,
 
 Storage::~Storage() {
   if (owned_) {
-    std::free(data_);
+    if (counters_) {
+      counters_->blocks.Give(data_, RoundedSize(size_));
+    } else {
+      std::free(data_);
+    }
     if (counters_) {
       counters_->Remove(static_cast<int64_t>(size_));
       if (counters_->budget) counters_->budget->Release(static_cast<int64_t>(size_));

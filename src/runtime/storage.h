@@ -12,8 +12,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <utility>
 
 #include "base/status.h"
 
@@ -67,6 +70,35 @@ class MemoryReservation {
   int64_t bytes_ = 0;
 };
 
+// Freed allocations of at least kMinBytes, kept for the next allocation of
+// the same size. A large array freed and allocated again every execute (a
+// 64 MiB output) otherwise goes back to the kernel and returns page by
+// page, each first touch a page fault: a sixth of a memory-bound
+// program's time. Holds at most kMaxBlocks blocks and kMaxBytes bytes,
+// the oldest leaving first; what it holds is not in use (MemoryCounters,
+// MemoryBudget) and is freed with the device's counters.
+class BlockCache {
+ public:
+  static constexpr size_t kMinBytes = size_t{1} << 20;
+  static constexpr size_t kMaxBlocks = 8;
+  static constexpr size_t kMaxBytes = size_t{1} << 30;
+
+  BlockCache() = default;
+  BlockCache(const BlockCache&) = delete;
+  BlockCache& operator=(const BlockCache&) = delete;
+  ~BlockCache();
+
+  // A kept block of exactly `bytes`, or null.
+  void* Take(size_t bytes);
+  // Keeps `data` (`bytes` long, from std::aligned_alloc) or frees it.
+  void Give(void* data, size_t bytes);
+
+ private:
+  std::mutex mutex_;
+  std::deque<std::pair<void*, size_t>> blocks_;  // oldest first
+  size_t bytes_ = 0;
+};
+
 // Allocation counters of one device, shared by its storage so that storage
 // released after the device is gone still has something to count into.
 struct MemoryCounters {
@@ -77,6 +109,7 @@ struct MemoryCounters {
   std::atomic<int64_t> peak_bytes_in_use{0};
   std::atomic<int64_t> num_allocs{0};
   std::atomic<int64_t> largest_alloc_size{0};
+  BlockCache blocks;
 
   void Add(int64_t bytes);
   void Remove(int64_t bytes);
