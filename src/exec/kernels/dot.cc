@@ -9,6 +9,7 @@
 #include "exec/executor.h"
 #include "exec/kernels/element.h"
 #include "exec/kernels/elementwise_ops.h"
+#include "exec/parallel.h"
 
 namespace kiln::exec {
 namespace {
@@ -189,7 +190,7 @@ class FloatMatmulKernel : public Kernel {
     const double work = static_cast<double>(rows) * k_ * n_;
     if (work >= (1 << 20) && rows >= 8) {
       std::lock_guard<std::mutex> all_cores(AllCoresMutex());
-      ThreadPool::Default().ParallelFor(rows, 4, body);
+      ParallelFor(rows, 4, body);
     } else {
       body(0, rows);
     }

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "base/thread_pool.h"
 #include "exec/executor.h"
+#include "exec/parallel.h"
 
 namespace kiln::exec {
 namespace {
@@ -22,9 +22,7 @@ void RunElementwise(const ElementwiseKernel& kernel,
   int64_t count = kernel.count();
   if (count <= 0) return;
   int64_t work = count * kernel.cost_per_element();
-  ThreadPool* pool = work >= 2 * kMinParallelWork ? &ThreadPool::Default()
-                                                  : nullptr;
-  if (pool == nullptr || pool->num_threads() <= 1) {
+  if (work < 2 * kMinParallelWork || ParallelThreads() <= 1) {
     kernel.RunRange(inputs, outputs, 0, count);
     return;
   }
@@ -33,7 +31,7 @@ void RunElementwise(const ElementwiseKernel& kernel,
   int64_t granules = (count + kChunkGranule - 1) / kChunkGranule;
   int64_t min_granules = std::max<int64_t>(
       1, kMinParallelWork / kernel.cost_per_element() / kChunkGranule);
-  pool->ParallelFor(granules, min_granules, [&](int64_t first, int64_t last) {
+  ParallelFor(granules, min_granules, [&](int64_t first, int64_t last) {
     int64_t begin = first * kChunkGranule;
     int64_t end = std::min(count, last * kChunkGranule);
     // Small operand lists live on the stack; the rest on the heap.

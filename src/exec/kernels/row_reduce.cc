@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "base/thread_pool.h"
+#include "exec/parallel.h"
 #include "exec/executor.h"
 #include "exec/kernels/element.h"
 #include "exec/kernels/elementwise_ops.h"
@@ -72,7 +72,7 @@ class RowReduceKernel : public RowReduceKernelBase {
     if (elements * cost >= 2 * kMinParallelElements && p_.rows > 1) {
       int64_t min_rows = std::max<int64_t>(
           1, kMinParallelElements / cost / std::max<int64_t>(1, p_.row_length));
-      ThreadPool::Default().ParallelFor(p_.rows, min_rows, rows);
+      ParallelFor(p_.rows, min_rows, rows);
     } else {
       rows(0, p_.rows);
     }

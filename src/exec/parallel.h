@@ -1,0 +1,32 @@
+// Parallel loops of Kiln's own kernels (elementwise ranges, row
+// reductions, Kiln's matmul), on the threads that run oneDNN's.
+//
+// oneDNN runs its primitives on the calling thread's OpenMP team, whose
+// threads spin for a while after each primitive before they sleep. A
+// second set of threads (ThreadPool::Default) woken for the elementwise
+// step after a matmul competed with that spinning team for the same
+// cores: the BERT layer ran 20% slower. So where Kiln is built with
+// OpenMP (every build but the sanitizer and fuzzer ones, whose race
+// detector cannot see OpenMP's synchronization), these loops run on the
+// calling thread's OpenMP team too; elsewhere, and inside a parallel
+// region, on ThreadPool::Default().
+#ifndef KILN_EXEC_PARALLEL_H_
+#define KILN_EXEC_PARALLEL_H_
+
+#include <cstdint>
+#include <functional>
+
+namespace kiln::exec {
+
+// Calls `body(begin, end)` over [0, count) in chunks of at least
+// `min_chunk` (the last may be smaller), the calling thread taking part;
+// returns when every chunk is done.
+void ParallelFor(int64_t count, int64_t min_chunk,
+                 const std::function<void(int64_t, int64_t)>& body);
+
+// How many threads ParallelFor may use from here (1: it runs inline).
+int ParallelThreads();
+
+}  // namespace kiln::exec
+
+#endif  // KILN_EXEC_PARALLEL_H_
