@@ -14,6 +14,7 @@ StatusOr<std::unique_ptr<exec::Plan>> Compile(const ir::Module& module,
   const ir::Operation* entry = options.entry.empty()
                                    ? module.EntryFunction()
                                    : module.LookupFunction(options.entry);
+  if (entry != nullptr && !ir::func::HasBody(*entry)) entry = nullptr;
   if (entry == nullptr) {
     return InvalidArgumentError(
         "the module has no entry function",

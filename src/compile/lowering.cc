@@ -678,6 +678,11 @@ StatusOr<std::vector<std::vector<SlotId>>> Lowering::LowerFunction(
     return InvalidArgumentError(at.Describe(), ": recursive call of @",
                                 ir::func::Name(callee));
   }
+  if (!ir::func::HasBody(callee)) {
+    return InvalidArgumentError(at.Describe(), ": @", ir::func::Name(callee),
+                                " is a declaration without a body; Kiln "
+                                "runs only functions whose body it has");
+  }
   const ir::Block& body = ir::func::Body(callee);
   if (body.num_arguments() != static_cast<int>(arguments.size())) {
     return InvalidArgumentError(

@@ -427,7 +427,7 @@ class Partitioner {
     for (Operation* func : module_.Functions()) {
       if (func == entry) {
         RETURN_IF_ERROR(PartitionEntry(*func));
-      } else {
+      } else if (ir::func::HasBody(*func)) {
         RETURN_IF_ERROR(RewriteBlock(ir::func::Body(*func)));
       }
     }
@@ -1589,7 +1589,7 @@ class Partitioner {
     Attribute callee_attr = call.GetAttr("callee");
     if (!callee_attr.is(AttrKind::kSymbolRef)) return false;
     const Operation* callee = module_.LookupFunction(callee_attr.symbol_root());
-    if (callee == nullptr) return false;
+    if (callee == nullptr || !ir::func::HasBody(*callee)) return false;
     const ir::Block& body = ir::func::Body(*callee);
     if (body.num_arguments() != call.num_operands()) return false;
     const Operation* terminator = body.terminator();
@@ -1872,7 +1872,9 @@ void RemoveDeadOps(ir::Module& module) {
       }
       block.SetOperations(std::move(kept));
     };
-    for (Operation* func : module.Functions()) sweep(ir::func::Body(*func));
+    for (Operation* func : module.Functions()) {
+      if (ir::func::HasBody(*func)) sweep(ir::func::Body(*func));
+    }
   }
   // Private functions nothing refers to any more (their calls were
   // inlined). Any symbol in any attribute counts as a reference: calls'

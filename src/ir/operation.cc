@@ -287,10 +287,13 @@ Operation* Module::LookupFunction(std::string_view name) const {
 }
 
 Operation* Module::EntryFunction() const {
-  if (Operation* main = LookupFunction("main")) return main;
+  // A declaration has nothing to run: it is never the entry.
+  if (Operation* main = LookupFunction("main")) {
+    return func::HasBody(*main) ? main : nullptr;
+  }
   Operation* only = nullptr;
   for (Operation* f : Functions()) {
-    if (!func::IsPublic(*f)) continue;
+    if (!func::IsPublic(*f) || !func::HasBody(*f)) continue;
     if (only) return nullptr;
     only = f;
   }
@@ -334,6 +337,9 @@ bool IsPublic(const Operation& f) {
   return !visibility.is(AttrKind::kString) || visibility.string_value() == "public";
 }
 
+bool HasBody(const Operation& f) {
+  return f.num_regions() > 0 && !f.region(0).empty();
+}
 Block& Body(const Operation& f) { return f.region(0).front(); }
 
 namespace {

@@ -265,6 +265,8 @@ namespace func {
 std::string_view Name(const Operation& func);
 Type FunctionType(const Operation& func);  // a kFunction type
 bool IsPublic(const Operation& func);  // no sym_visibility or "public"
+// Whether `func` has a body (a declaration has none; Body needs one).
+bool HasBody(const Operation& func);
 Block& Body(const Operation& func);
 // The attribute dictionary of argument / result `i` (null if none).
 Attribute ArgAttrs(const Operation& func, int i);

@@ -11,10 +11,6 @@
 namespace kiln::ir {
 namespace {
 
-bool IsI64(const Attribute& a) {
-  return a.is(AttrKind::kInteger) &&
-         a.type() == Type::Element(ElementType::kI64);
-}
 bool IsIntegerOf(const Attribute& a, ElementType type) {
   return a.is(AttrKind::kInteger) && a.type() == Type::Element(type);
 }

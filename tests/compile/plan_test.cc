@@ -169,6 +169,33 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
       << plan.status().ToString();
 }
 
+// A declaration (a function without a body, valid MLIR) is never run:
+// calling one is an error naming it (the compile fuzzer's find: lowering
+// took the body of a body-less function), and a declared @main is no
+// entry function.
+TEST(PlanTest, DeclarationsAreNamedNotRun) {
+  auto called = CompileText(R"(
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %y = call @external(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+func.func private @external(%x: tensor<2xf32>) -> tensor<2xf32>
+)");
+  ASSERT_FALSE(called.ok());
+  EXPECT_EQ(called.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(called.status().message().find(
+                "@external is a declaration without a body"),
+            std::string::npos)
+      << called.status().ToString();
+  auto declared = CompileText(R"(
+func.func private @main(%x: tensor<2xf32>) -> tensor<2xf32>
+)");
+  ASSERT_FALSE(declared.ok());
+  EXPECT_NE(declared.status().message().find("no entry function"),
+            std::string::npos)
+      << declared.status().ToString();
+}
+
 // A window attribute with the wrong number of entries is named in the
 // error (the corpus's conv_general_dilated_1d_stride_2_odd_dynamic has two
 // strides for one spatial dimension; the verifier lets dynamic_conv pass).

@@ -186,17 +186,22 @@ struct Session {
         strides.push_back(static_cast<int64_t>(in.Below(64)) - 8);
       }
     }
-    // Enough host bytes for any stride chosen above (8 bytes per element,
-    // strides below 64), so that a layout Kiln accepts stays in bounds.
+    // Enough host bytes on both sides of the data pointer for any stride
+    // chosen above (up to 16 bytes per element, strides from -8 to 55, 5
+    // elements a dimension), so that a layout Kiln accepts stays in
+    // bounds: PJRT takes no host buffer size, so the caller keeps
+    // negative strides above the allocation's start. (The fuzzer's first
+    // find was its own data pointer at the start.)
+    constexpr size_t kMargin = 64 * 6 * 4;
     auto host = std::make_shared<std::vector<uint8_t>>(
-        static_cast<size_t>(elements) * 16 + 64 * 6 * 4 + 64, 0);
+        static_cast<size_t>(elements) * 16 + 2 * kMargin + 64, 0);
     for (size_t i = 0; i < host->size() && !in.done(); i += 7) {
       (*host)[i] = in.Byte();
     }
     auto args = ARGS(PJRT_Client_BufferFromHostBuffer_Args);
     args.struct_size = in.StructSize(args.struct_size);
     args.client = client;
-    args.data = in.Byte() == 0 ? nullptr : host->data();
+    args.data = in.Byte() == 0 ? nullptr : host->data() + kMargin;
     std::memcpy(&args.type, &type, sizeof(type));
     args.dims = dims.data();
     args.num_dims = rank;

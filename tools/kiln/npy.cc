@@ -135,8 +135,15 @@ StatusOr<NpyArray> ParseNpy(std::string_view bytes) {
     }
     array.shape.dims.push_back(*dim);
   }
+  // The header's shape is outside input: its byte size may not fit.
+  int64_t expected = array.shape.element_bytes();
+  for (int64_t dim : array.shape.dims) {
+    if (__builtin_mul_overflow(expected, dim, &expected)) {
+      return InvalidArgumentError(".npy shape ", shape_text,
+                                  " has more bytes than fit in 64 bits");
+    }
+  }
   size_t data_offset = offset + header_length;
-  int64_t expected = array.shape.byte_size();
   if (static_cast<int64_t>(bytes.size() - data_offset) < expected) {
     return InvalidArgumentError(".npy data holds ", bytes.size() - data_offset,
                                 " bytes; ", array.shape.ToString(), " needs ",
