@@ -7,6 +7,9 @@
 # Targets: text_parser_fuzzer bytecode_fuzzer hlo_reader_fuzzer
 # compile_fuzzer compile_options_fuzzer executable_fuzzer npy_fuzzer
 # capi_fuzzer. $KILN_FUZZ_JOBS targets run at once (default: the cores).
+# An input running longer than $KILN_FUZZ_TIMEOUT seconds (default 30) is
+# reported as a hang; raise it when the machine is busy with other work,
+# which can starve a low-priority fuzzer for minutes.
 # Each target's corpus grows in build-fuzz/corpus/<target>/ and is kept
 # between runs; a crash is written to build-fuzz/crashes/<target>/. Once
 # fixed, copy the input to tests/fuzz/regressions/<target>/: the replay
@@ -87,7 +90,8 @@ run_one() {
   done
   # -timeout: one input taking longer is a hang, reported as a crash.
   ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
-    "$BUILD/bin/$target" -max_total_time="$SECONDS_EACH" -timeout=30 \
+    "$BUILD/bin/$target" -max_total_time="$SECONDS_EACH" \
+      -timeout="${KILN_FUZZ_TIMEOUT:-30}" \
       -rss_limit_mb=6144 -print_final_stats=1 $(options_of "$target") \
       -artifact_prefix="$crashes/" "$corpus" "${seeds[@]}" \
       > "$BUILD/$target.log" 2>&1 || true

@@ -35,6 +35,10 @@ struct Sweep {
   float first_special = 0;
 };
 
+// The fast functions are forced inline (fast_math.h), which a call through
+// a function pointer is not: they are passed wrapped in a lambda.
+#define FAST(name) [](float x) { return fast::name(x); }
+
 template <typename Fast, typename Reference>
 Sweep SweepRange(Fast fast, Reference reference) {
   Sweep sweep;
@@ -78,40 +82,40 @@ void ExpectWithin(const Sweep& sweep, int64_t ulps) {
 }
 
 TEST(FastMathTest, ExpIsWithinTwoUlps) {
-  ExpectWithin(SweepRange(fast::Exp, [](double x) { return std::exp(x); }), 2);
+  ExpectWithin(SweepRange(FAST(Exp), [](double x) { return std::exp(x); }), 2);
 }
 
 TEST(FastMathTest, Expm1IsWithinThreeUlps) {
   ExpectWithin(
-      SweepRange(fast::Expm1, [](double x) { return std::expm1(x); }), 3);
+      SweepRange(FAST(Expm1), [](double x) { return std::expm1(x); }), 3);
 }
 
 TEST(FastMathTest, LogIsWithinTwoUlps) {
-  ExpectWithin(SweepRange(fast::Log, [](double x) { return std::log(x); }), 2);
+  ExpectWithin(SweepRange(FAST(Log), [](double x) { return std::log(x); }), 2);
 }
 
 TEST(FastMathTest, Log1pIsWithinThreeUlps) {
   ExpectWithin(
-      SweepRange(fast::Log1p, [](double x) { return std::log1p(x); }), 3);
+      SweepRange(FAST(Log1p), [](double x) { return std::log1p(x); }), 3);
 }
 
 TEST(FastMathTest, TanhIsWithinThreeUlps) {
-  ExpectWithin(SweepRange(fast::Tanh, [](double x) { return std::tanh(x); }),
+  ExpectWithin(SweepRange(FAST(Tanh), [](double x) { return std::tanh(x); }),
                3);
 }
 
 TEST(FastMathTest, LogisticIsWithinThreeUlps) {
-  ExpectWithin(SweepRange(fast::Logistic,
+  ExpectWithin(SweepRange(FAST(Logistic),
                           [](double x) { return 1.0 / (1.0 + std::exp(-x)); }),
                3);
 }
 
 TEST(FastMathTest, ErfIsWithinTwoUlps) {
-  ExpectWithin(SweepRange(fast::Erf, [](double x) { return std::erf(x); }), 2);
+  ExpectWithin(SweepRange(FAST(Erf), [](double x) { return std::erf(x); }), 2);
 }
 
 TEST(FastMathTest, ErfcIsWithinThreeUlps) {
-  ExpectWithin(SweepRange(fast::Erfc, [](double x) { return std::erfc(x); }),
+  ExpectWithin(SweepRange(FAST(Erfc), [](double x) { return std::erfc(x); }),
                3);
 }
 
