@@ -217,9 +217,13 @@ KILN_FAST_MATH double ErfcLarge(double ax) {
   return ExpDouble(-ax * ax) * r;
 }
 
+// The large-argument branch is evaluated for every input and selected
+// afterwards; a NaN is clamped into its range (`!(ax <= limit)`) so that
+// its exponent conversion is defined (the compile fuzzer's UBSan find);
+// the result for a NaN is the NaN itself.
 KILN_FAST_MATH float Erf(float x) {
   float ax = x < 0 ? -x : x;
-  double big = ErfcLarge(ax > 10.0f ? 10.0 : (ax < 1.0f ? 1.0 : ax));
+  double big = ErfcLarge(!(ax <= 10.0f) ? 10.0 : (ax < 1.0f ? 1.0 : ax));
   float large = static_cast<float>(1.0 - big);
   large = x < 0 ? -large : large;
   float result = ax < 1.0f ? ErfSmall(x) : large;
@@ -229,7 +233,7 @@ KILN_FAST_MATH float Erf(float x) {
 KILN_FAST_MATH float Erfc(float x) {
   float ax = x < 0 ? -x : x;
   // Past 10.1 erfc underflows to 0 (and 2 for large negative x).
-  double big = ErfcLarge(ax > 10.1f ? 10.1 : (ax < 1.0f ? 1.0 : ax));
+  double big = ErfcLarge(!(ax <= 10.1f) ? 10.1 : (ax < 1.0f ? 1.0 : ax));
   big = ax > 10.1f ? 0.0 : big;
   float large = static_cast<float>(x < 0 ? 2.0 - big : big);
   float small = static_cast<float>(1.0 - ErfSmall(static_cast<double>(x)));
