@@ -88,10 +88,11 @@ std::optional<int64_t> MergedStride(const std::vector<int64_t>& dims,
 }
 
 // Emits the step of a oneDNN kernel: its result in a new temp of `shape`
-// (and its scratch slot), bound to `op`'s result converted to `type`.
+// (and its scratch slot), bound to `result` converted to `type`.
 void EmitOneDnnStep(Lowering& lowering, const ir::Operation& op,
-                    exec::OneDnnKernel made, std::vector<SlotId> inputs,
-                    ArrayShape shape, ElementType type) {
+                    const ir::Value* result, exec::OneDnnKernel made,
+                    std::vector<SlotId> inputs, ArrayShape shape,
+                    ElementType type) {
   SlotId out = lowering.NewTemp(std::move(shape));
   std::vector<SlotId> outputs{out};
   if (made.scratch_bytes > 0) {
@@ -100,7 +101,7 @@ void EmitOneDnnStep(Lowering& lowering, const ir::Operation& op,
   }
   lowering.Emit(op, std::move(made.kernel), std::move(inputs),
                 std::move(outputs));
-  lowering.Bind(op.result(0), ConvertSlot(lowering, op, out, type));
+  lowering.Bind(result, ConvertSlot(lowering, op, out, type));
 }
 
 // dot_general through a oneDNN matmul, when oneDNN implements it. The
@@ -110,8 +111,9 @@ void EmitOneDnnStep(Lowering& lowering, const ir::Operation& op,
 // dimensions read as one strided dimension; where they do not merge (or
 // oneDNN has no fast kernel for those strides), over copies transposed
 // into [batch, m, k] x [batch, k, n]. False when neither is possible.
-bool EmitOneDnnDot(Lowering& lowering, const ir::Operation& op, SlotId lhs,
-                   SlotId rhs, const std::vector<int64_t>& lhs_perm,
+bool EmitOneDnnDot(Lowering& lowering, const ir::Operation& op,
+                   const ir::Value* result_value, SlotId lhs, SlotId rhs,
+                   const std::vector<int64_t>& lhs_perm,
                    const std::vector<int64_t>& rhs_perm, size_t num_batch,
                    size_t num_contracting, int64_t m, int64_t k, int64_t n,
                    const ArrayShape& result) {
@@ -169,13 +171,17 @@ bool EmitOneDnnDot(Lowering& lowering, const ir::Operation& op, SlotId lhs,
     lhs = TransposeSlot(lowering, op, lhs, lhs_perm);
     rhs = TransposeSlot(lowering, op, rhs, rhs_perm);
   }
-  EmitOneDnnStep(lowering, op, std::move(made), {lhs, rhs},
+  EmitOneDnnStep(lowering, op, result_value, std::move(made), {lhs, rhs},
                  ArrayShape{types->result, result.dims}, result.type);
   return true;
 }
 
-Status EmitDotGeneral(Lowering& lowering, const ir::Operation& op, SlotId lhs,
-                      SlotId rhs, const ir::DotDimensionNumbers& dn) {
+// dot_general of `op`'s dimension numbers `dn`, its result bound to result
+// 0 of `result_op` (`op` itself, or the transpose that the dot of swapped
+// operands computes: SwappingTranspose).
+Status EmitDotGeneral(Lowering& lowering, const ir::Operation& op,
+                      const ir::Operation& result_op, SlotId lhs, SlotId rhs,
+                      const ir::DotDimensionNumbers& dn) {
   ArrayShape l = lowering.shape(lhs), r = lowering.shape(rhs);
   RETURN_IF_ERROR(CheckDistinctDims(op, dn.lhs_batching_dimensions, l.rank(),
                                     "lhs batching dimensions"));
@@ -235,10 +241,11 @@ Status EmitDotGeneral(Lowering& lowering, const ir::Operation& op, SlotId lhs,
     n *= r.dims[d];
     result_dims.push_back(r.dims[d]);
   }
-  ASSIGN_OR_RETURN(ArrayShape result, lowering.ResultShape(op, 0, result_dims));
+  ASSIGN_OR_RETURN(ArrayShape result,
+                   lowering.ResultShape(result_op, 0, result_dims));
   if (lowering.UseOneDnnFor(static_cast<double>(batch) * m * k * n) &&
-      EmitOneDnnDot(lowering, op, lhs, rhs, lhs_perm, rhs_perm,
-                    dn.lhs_batching_dimensions.size(),
+      EmitOneDnnDot(lowering, op, result_op.result(0), lhs, rhs, lhs_perm,
+                    rhs_perm, dn.lhs_batching_dimensions.size(),
                     dn.lhs_contracting_dimensions.size(), m, k, n, result)) {
     return OkStatus();
   }
@@ -251,7 +258,8 @@ Status EmitDotGeneral(Lowering& lowering, const ir::Operation& op, SlotId lhs,
                            ConvertSlot(lowering, op, rhs, compute), rhs_perm);
   SlotId out = lowering.NewTemp(ArrayShape{compute, result_dims});
   lowering.Emit(op, std::move(kernel), {a, b}, {out});
-  lowering.Bind(op.result(0), ConvertSlot(lowering, op, out, result.type));
+  lowering.Bind(result_op.result(0),
+                ConvertSlot(lowering, op, out, result.type));
   return OkStatus();
 }
 
@@ -335,9 +343,76 @@ bool EmitOneDnnConvolution(
     kernel = ConvertSlot(lowering, op, kernel, types->rhs);
   }
   kernel = ReverseSlot(lowering, op, kernel, reverse);
-  EmitOneDnnStep(lowering, op, std::move(made), {input, kernel},
+  EmitOneDnnStep(lowering, op, op.result(0), std::move(made), {input, kernel},
                  ArrayShape{types->result, result.dims}, result.type);
   return true;
+}
+
+// How often `value` is an operand of `op` or of the ops in its regions.
+int CountUses(const ir::Operation& op, const ir::Value* value) {
+  int uses = static_cast<int>(
+      std::count(op.operands().begin(), op.operands().end(), value));
+  for (const auto& region : op.regions()) {
+    for (const auto& block : region->blocks()) {
+      for (const auto& inner : block->operations()) {
+        uses += CountUses(*inner, value);
+      }
+    }
+  }
+  return uses;
+}
+
+// The transpose that is the only reader of `dot`'s result, when it puts the
+// rhs free dimensions before the lhs ones and leaves the batch dimensions
+// first: the dot of the swapped operands computes it directly, with no
+// transposing copy. Reverse-mode JAX writes every weight gradient so:
+// dot_general(dy, x) contracting the batch, then a transpose to the
+// weight's [in, out] layout. Null otherwise.
+const ir::Operation* SwappingTranspose(const ir::Operation& dot,
+                                       const ir::DotDimensionNumbers& dn,
+                                       int64_t lhs_rank, int64_t rhs_rank) {
+  const ir::Block* block = dot.parent_block();
+  if (block == nullptr || dot.num_results() != 1) return nullptr;
+  const ir::Value* value = dot.result(0);
+  // Quantized dots lower through float copies of their values
+  // (Lowering::LowerQuantizedThroughFloat), which the transpose must get.
+  if (!value->type().IsTensor() ||
+      value->type().element().is(ir::TypeKind::kQuantized)) {
+    return nullptr;
+  }
+  const auto& ops = block->operations();
+  int64_t position = block->IndexOf(&dot);
+  if (position < 0) return nullptr;
+  const ir::Operation* user = nullptr;
+  for (size_t i = position + 1; i < ops.size(); ++i) {
+    int uses = CountUses(*ops[i], value);
+    if (uses == 0) continue;
+    if (user != nullptr || uses > 1) return nullptr;
+    user = ops[i].get();
+  }
+  if (user == nullptr || !user->is(ir::OpCode::kTranspose) ||
+      user->num_operands() != 1 || user->operand(0) != value) {
+    return nullptr;
+  }
+  StatusOr<std::vector<int64_t>> permutation = IntsAttr(*user, "permutation");
+  const int64_t batch = dn.lhs_batching_dimensions.size();
+  const int64_t lhs_free =
+      lhs_rank - batch -
+      static_cast<int64_t>(dn.lhs_contracting_dimensions.size());
+  const int64_t rhs_free =
+      rhs_rank - batch -
+      static_cast<int64_t>(dn.rhs_contracting_dimensions.size());
+  if (!permutation.ok() || lhs_free <= 0 || rhs_free <= 0 ||
+      static_cast<int64_t>(permutation->size()) !=
+          batch + lhs_free + rhs_free) {
+    return nullptr;
+  }
+  std::vector<int64_t> swapped;
+  for (int64_t d = 0; d < batch; ++d) swapped.push_back(d);
+  for (int64_t d = 0; d < rhs_free; ++d)
+    swapped.push_back(batch + lhs_free + d);
+  for (int64_t d = 0; d < lhs_free; ++d) swapped.push_back(batch + d);
+  return *permutation == swapped ? user : nullptr;
 }
 
 Status LowerDotGeneral(Lowering& lowering, const ir::Operation& op) {
@@ -348,7 +423,24 @@ Status LowerDotGeneral(Lowering& lowering, const ir::Operation& op) {
     return InvalidArgumentError(op.Describe(),
                                 ": missing dot_dimension_numbers");
   }
-  return EmitDotGeneral(lowering, op, lhs, rhs, dn.dot());
+  const ir::DotDimensionNumbers& numbers = dn.dot();
+  if (const ir::Operation* transpose =
+          SwappingTranspose(op, numbers, lowering.shape(lhs).rank(),
+                            lowering.shape(rhs).rank())) {
+    ir::DotDimensionNumbers swapped{
+        numbers.rhs_batching_dimensions, numbers.lhs_batching_dimensions,
+        numbers.rhs_contracting_dimensions, numbers.lhs_contracting_dimensions};
+    RETURN_IF_ERROR(
+        EmitDotGeneral(lowering, op, *transpose, rhs, lhs, swapped));
+    // The dot's own value has no reader but the transpose, which now reads
+    // nothing; it is bound to the transposed slot only so that every result
+    // of the op is bound.
+    ASSIGN_OR_RETURN(SlotId out, lowering.Slot(transpose->result(0)));
+    lowering.Bind(op.result(0), out);
+    lowering.LowerAhead(*transpose);
+    return OkStatus();
+  }
+  return EmitDotGeneral(lowering, op, op, lhs, rhs, numbers);
 }
 
 Status LowerDot(Lowering& lowering, const ir::Operation& op) {
@@ -362,7 +454,7 @@ Status LowerDot(Lowering& lowering, const ir::Operation& op) {
   ir::DotDimensionNumbers dn;
   dn.lhs_contracting_dimensions = {lhs_rank - 1};
   dn.rhs_contracting_dimensions = {0};
-  return EmitDotGeneral(lowering, op, lhs, rhs, dn);
+  return EmitDotGeneral(lowering, op, op, lhs, rhs, dn);
 }
 
 Status LowerConvolution(Lowering& lowering, const ir::Operation& op) {

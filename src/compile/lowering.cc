@@ -555,6 +555,7 @@ Status Lowering::DeferCustomCallError(const ir::Operation& op,
 }
 
 Status Lowering::LowerOpNoLifetimes(const ir::Operation& op) {
+  if (lowered_ahead_.erase(&op) > 0) return OkStatus();
   // Ops of other dialects and custom calls go through the registry, which
   // may also override any op by its name (test tooling does, for infeed).
   const LowerFn* fn = custom_calls_.Find(op.name());

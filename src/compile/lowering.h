@@ -177,6 +177,11 @@ class Lowering {
   int64_t NewCollectiveId() { return next_collective_id_++; }
   // The number of steps emitted so far.
   int64_t step_count() const { return counter_; }
+  // Marks `later`, an op after the one being lowered in the same block, as
+  // lowered already: the op being lowered bound its results (a dot that
+  // computes the transpose reading it, lower_dot.cc). LowerOp then emits
+  // nothing for it.
+  void LowerAhead(const ir::Operation& later) { lowered_ahead_.insert(&later); }
 
   // Finishes the plan: assigns arena offsets to temps.
   Status Finish();
@@ -227,6 +232,8 @@ class Lowering {
   // Slots written by a broadcast of one element -> the slot holding it
   // (at index 0).
   std::map<SlotId, SlotId> scalar_broadcasts_;
+  // Ops whose results an earlier op bound (LowerAhead).
+  std::set<const ir::Operation*> lowered_ahead_;
   int64_t counter_ = 0;
   int64_t next_collective_id_ = 0;
   // Index of the first step of the op being lowered.

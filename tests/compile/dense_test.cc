@@ -689,6 +689,90 @@ TEST(DenseTest, ConvolutionsOneDnnDoesNotMapFallBack) {
                                 kF32, kF32, kF32));
 }
 
+// Small integers, exact in f32 however a dot adds its products.
+std::vector<float> SmallIntegers(int64_t count, uint32_t seed) {
+  std::mt19937 engine(seed);
+  std::uniform_int_distribution<int> dist(-4, 4);
+  std::vector<float> values(count);
+  for (float& v : values) v = static_cast<float>(dist(engine));
+  return values;
+}
+
+// transpose(dot_general(dy, x)) with the free dimensions swapped, the way
+// reverse-mode JAX writes a weight gradient, is lowered as the dot of the
+// swapped operands: no transposing step (as many steps as the dot alone),
+// and the values of the transpose, computed here by a plain loop. Where
+// the dot has another reader, or the permutation is not the swap, the
+// transpose is its own step, with the same values.
+TEST(DenseTest, TransposeOfDotIsTheDotOfSwappedOperands) {
+  constexpr int64_t kB = 2, kR = 6, kM = 5, kN = 7;
+  const std::vector<float> dy = SmallIntegers(kB * kR * kM, 1);
+  const std::vector<float> x = SmallIntegers(kB * kR * kN, 2);
+  // want[b][n][m] = sum_r x[b][r][n] * dy[b][r][m]
+  std::vector<float> want(kB * kN * kM, 0.0f);
+  for (int64_t b = 0; b < kB; ++b)
+    for (int64_t n = 0; n < kN; ++n)
+      for (int64_t m = 0; m < kM; ++m)
+        for (int64_t r = 0; r < kR; ++r)
+          want[(b * kN + n) * kM + m] +=
+              x[(b * kR + r) * kN + n] * dy[(b * kR + r) * kM + m];
+  const std::vector<HostArray> inputs{
+      HostArray::Of(ElementType::kF32, {kB, kR, kM}, dy),
+      HostArray::Of(ElementType::kF32, {kB, kR, kN}, x)};
+  const std::string head = R"(
+func.func @main(%dy: tensor<2x6x5xf32>, %x: tensor<2x6x7xf32>) -> )";
+  const std::string dot =
+      "  %d = stablehlo.dot_general %dy, %x, batching_dims = [0] x [0], "
+      "contracting_dims = [1] x [1] : (tensor<2x6x5xf32>, tensor<2x6x7xf32>) "
+      "-> tensor<2x5x7xf32>\n";
+  const std::string swap =
+      "  %t = stablehlo.transpose %d, dims = [0, 2, 1] : (tensor<2x5x7xf32>) "
+      "-> tensor<2x7x5xf32>\n";
+  const std::string dot_alone = head + "tensor<2x5x7xf32> {\n" + dot +
+                                "  return %d : tensor<2x5x7xf32>\n}";
+  const std::string transposed = head + "tensor<2x7x5xf32> {\n" + dot + swap +
+                                 "  return %t : tensor<2x7x5xf32>\n}";
+  const std::string both =
+      head + "(tensor<2x5x7xf32>, tensor<2x7x5xf32>) {\n" + dot + swap +
+      "  return %d, %t : tensor<2x5x7xf32>, tensor<2x7x5xf32>\n}";
+  for (bool onednn : {true, false}) {
+    SCOPED_TRACE(onednn ? "oneDNN" : "Kiln's kernels");
+    compile::CompileOptions options;
+    options.use_onednn = onednn;
+    options.onednn_min_multiply_adds = 0;
+    ASSERT_OK_AND_ASSIGN(auto alone, CompileText(dot_alone, options));
+    ASSERT_OK_AND_ASSIGN(auto plan, CompileText(transposed, options));
+    EXPECT_EQ(plan->main().steps.size(), alone->main().steps.size());
+    ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, inputs));
+    EXPECT_EQ(out[0].As<float>(), want);
+
+    ASSERT_OK_AND_ASSIGN(auto shared, CompileText(both, options));
+    EXPECT_GT(shared->main().steps.size(), alone->main().steps.size());
+    ASSERT_OK_AND_ASSIGN(auto outs, RunPlan(*shared, inputs));
+    ASSERT_EQ(outs.size(), 2u);
+    EXPECT_EQ(outs[1].As<float>(), want);
+    const std::vector<float> d = outs[0].As<float>();
+    for (int64_t b = 0; b < kB; ++b)
+      for (int64_t m = 0; m < kM; ++m)
+        for (int64_t n = 0; n < kN; ++n)
+          EXPECT_EQ(d[(b * kM + m) * kN + n], want[(b * kN + n) * kM + m]);
+  }
+  // The batch dimension moved: not the swap, so a transposing step.
+  const std::string moved =
+      head + "tensor<5x2x7xf32> {\n" + dot +
+      "  %t = stablehlo.transpose %d, dims = [1, 0, 2] : (tensor<2x5x7xf32>) "
+      "-> tensor<5x2x7xf32>\n  return %t : tensor<5x2x7xf32>\n}";
+  ASSERT_OK_AND_ASSIGN(auto alone, CompileText(dot_alone));
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(moved));
+  EXPECT_GT(plan->main().steps.size(), alone->main().steps.size());
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, inputs));
+  const std::vector<float> got = out[0].As<float>();
+  for (int64_t m = 0; m < kM; ++m)
+    for (int64_t b = 0; b < kB; ++b)
+      for (int64_t n = 0; n < kN; ++n)
+        EXPECT_EQ(got[(m * kB + b) * kN + n], want[(b * kN + n) * kM + m]);
+}
+
 // One plan run from several threads at once: each run's oneDNN scratch is
 // its own (in its arena), so concurrent runs give the results of a lone
 // run, bit for bit.
