@@ -228,3 +228,20 @@ def test_compiled_executable_reuse_and_lower_compile():
     np.testing.assert_allclose(np.asarray(out), x * 3 + 1, rtol=1e-6)
     k, c = run_both(f, x)
     assert_close(k, c)
+
+
+def test_dump_dir_is_created_and_replays(tmp_path, monkeypatch):
+    # KILN_DUMP_DIR is read at each compile; a folder that does not exist
+    # yet is created, and the dump holds the program as JAX sent it.
+    dump = tmp_path / "not" / "there" / "yet"
+    monkeypatch.setenv("KILN_DUMP_DIR", str(dump))
+    x = random_array((8, 8), np.float32, seed=3)
+    out = jax.jit(lambda a: jnp.tanh(a) * 3.0 - 1.0,
+                  device=kiln_device())(x)
+    np.testing.assert_allclose(np.asarray(out), np.tanh(x) * 3.0 - 1.0,
+                               rtol=1e-6, atol=1e-6)
+    programs = sorted(dump.glob("*.program"))
+    assert len(programs) == 1, sorted(dump.iterdir())
+    assert programs[0].with_suffix(".options").is_file()
+    # The portable artifact starts with MLIR bytecode's magic.
+    assert programs[0].read_bytes()[:4] == b"ML\xefR"

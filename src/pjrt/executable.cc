@@ -6,6 +6,7 @@
 // the queries that do not need devices. Both share one ExecutableState
 // holding the stable arrays and strings the queries hand out.
 #include <cstring>
+#include <filesystem>
 
 #include "base/file.h"
 #include "base/fingerprint.h"
@@ -238,12 +239,20 @@ std::shared_ptr<const ExecutableState> MakeExecutableState(
   return state;
 }
 
-// With KILN_DUMP_DIR set, every program a framework compiles is written there
-// as it arrived (`<fingerprint>.program`, with its `.options` proto), so that
-// `kiln print` and `kiln run` can replay it. A failed write is only logged.
+// With KILN_DUMP_DIR set (created if missing), every program a framework
+// compiles is written there as it arrived (`<fingerprint>.program`, with its
+// `.options` proto), so that `kiln print` and `kiln run` can replay it. A
+// failed write is only logged.
 void DumpProgram(std::string_view program, std::string_view options) {
   std::string dir = GetEnv("KILN_DUMP_DIR");
   if (dir.empty()) return;
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    KILN_LOG(WARNING) << "KILN_DUMP_DIR: cannot create " << dir << ": "
+                      << error.message();
+    return;
+  }
   std::string stem = dir + "/" +
                      FingerprintToHex(FingerprintCombine(
                          Fingerprint64(program), Fingerprint64(options)));
