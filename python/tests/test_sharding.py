@@ -54,16 +54,13 @@ def assert_consistent_shards(out):
                      err_msg=f"shard on {shard.device}")
 
 
-def assert_same_placement(kiln_out, cpu_out, same_spec=True):
-    """Same values, and each device's shard consistent with them; with
-    `same_spec` (the program fixed the output sharding), the same partition
-    spec and the same shard on each mesh position as XLA:CPU. Where JAX lets
-    the compiler choose, Kiln keeps outputs replicated (it does not propagate
-    shardings yet) while XLA may shard them."""
+def assert_same_placement(kiln_out, cpu_out):
+    """Same values, each device's shard consistent with them, the same
+    partition spec and the same shard on each mesh position as XLA:CPU:
+    also where JAX lets the compiler choose the output sharding (Kiln's
+    choice follows Shardy's propagation through the ops these tests use)."""
     assert_close(np.asarray(kiln_out), np.asarray(cpu_out))
     assert_consistent_shards(kiln_out)
-    if not same_spec:
-        return
     if isinstance(cpu_out.sharding, NamedSharding):
         assert isinstance(kiln_out.sharding, NamedSharding), kiln_out.sharding
         assert kiln_out.sharding.spec == cpu_out.sharding.spec
@@ -97,8 +94,29 @@ def test_jit_with_named_shardings(shape, names, spec_a, spec_b):
         return jax.jit(f)(a, b)
 
     kiln_out, cpu_out = on_both(shape, names, build)
-    assert_same_placement(kiln_out, cpu_out, same_spec=False)
+    assert_same_placement(kiln_out, cpu_out)
 
+
+
+@pytest.mark.parametrize("name,f", [
+    ("transpose", lambda a: a.T * 2.0),
+    ("reduce", lambda a: jnp.sum(jnp.sin(a), axis=1)),
+    ("broadcast", lambda a: jnp.broadcast_to(a[None], (3, 16, 8)) + 1.0),
+    ("concatenate", lambda a: jnp.concatenate([a, a * 2.0], axis=1)),
+    ("dot_transposed", lambda a: a @ a.T),
+    ("reshape_split", lambda a: jnp.cos(a.reshape(4, 4, 8))),
+    ("reshape_merge", lambda a: a.reshape(4, 4, 8).reshape(16, 8) - 1.0),
+    ("batched_dot", lambda a: jnp.einsum("bij,bkj->bik", a.reshape(4, 4, 8),
+                                         a.reshape(4, 4, 8))),
+])
+def test_output_sharding_the_compiler_chooses(name, f):
+    # The same output sharding as XLA:CPU's propagation where the program
+    # leaves it open.
+    def build(mesh):
+        return jax.jit(f)(jax.device_put(A, NamedSharding(mesh, P("x", "y"))))
+
+    kiln_out, cpu_out = on_both((4, 2), ("x", "y"), build)
+    assert_same_placement(kiln_out, cpu_out)
 
 def test_explicit_out_shardings_and_constraints():
     def build(mesh):
@@ -150,7 +168,7 @@ def test_sharded_mlp_training_step():
     assert_close(np.array(k_losses), np.array(c_losses), rtol=1e-5, atol=1e-6)
     # Donated parameters keep the sharding they came with.
     for k, c in zip(k_params, c_params):
-        assert_same_placement(k, c, same_spec=False)
+        assert_same_placement(k, c)
     assert k_losses[-1] < k_losses[0]
 
 

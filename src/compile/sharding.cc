@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -684,8 +685,10 @@ std::string SerializeOpSharding(const TileLayout& layout) {
   constexpr int kType = 1, kTileDims = 3, kTileDevices = 4, kReplicateLast = 6;
   std::string out;
   // Partial sums: UNREDUCED (6) when every device holds a partial value of
-  // the whole; with tiles, a last tile dimension of the partials
-  // (last_tile_dims = [UNREDUCED], field 8), when they are all the copies.
+  // the whole. Otherwise trailing tile dimensions, as JAX writes them for a
+  // NamedSharding: one of the replicated copies of each partial, when there
+  // are any, then one of the partials (last_tile_dims, field 8, lists their
+  // types in that order: REPLICATED 0, UNREDUCED 6).
   if (layout.HasUnreduced()) {
     const int64_t devices = static_cast<int64_t>(layout.tile_of_device.size());
     const int64_t tiles = layout.TileCount();
@@ -693,24 +696,49 @@ std::string SerializeOpSharding(const TileLayout& layout) {
     for (int64_t index : layout.unreduced_index) {
       partials = std::max(partials, index + 1);
     }
-    if (tiles == 1 && partials == devices) {
+    const int64_t copies = devices / (tiles * partials);
+    if (tiles == 1 && copies == 1) {
       AppendVarint(out, kType << 3);
       AppendVarint(out, 6);
       return out;
     }
-    if (tiles * partials == devices) {
-      std::vector<int64_t> dims = layout.tiles;
-      dims.push_back(partials);
+    // A device's copy is its rank by copy number among the devices with
+    // its tile and its partial: copy numbers follow the mesh's row-major
+    // order, and so do those ranks.
+    std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> holders;
+    for (int64_t d = 0; d < devices; ++d) {
+      holders[{layout.LinearTile(d), layout.unreduced_index[d]}].push_back(d);
+    }
+    const bool regular =
+        tiles * partials * copies == devices &&
+        std::all_of(holders.begin(), holders.end(), [&](const auto& entry) {
+          return static_cast<int64_t>(entry.second.size()) == copies;
+        });
+    if (regular) {
       std::vector<int64_t> assignment(static_cast<size_t>(devices), 0);
-      for (int64_t d = 0; d < devices; ++d) {
-        const int64_t linear = layout.LinearTile(d);
-        assignment[linear * partials + layout.unreduced_index[d]] = d;
+      for (auto& [key, group] : holders) {
+        std::sort(group.begin(), group.end(), [&](int64_t a, int64_t b) {
+          return layout.copy_of_device[a] < layout.copy_of_device[b];
+        });
+        for (size_t copy = 0; copy < group.size(); ++copy) {
+          assignment[(key.first * copies + static_cast<int64_t>(copy)) *
+                         partials +
+                     key.second] = group[copy];
+        }
       }
+      std::vector<int64_t> dims = layout.tiles;
+      std::vector<int64_t> subgroups;
+      if (copies > 1) {
+        dims.push_back(copies);
+        subgroups.push_back(0);
+      }
+      dims.push_back(partials);
+      subgroups.push_back(6);
       AppendVarint(out, kType << 3);
       AppendVarint(out, 3);
       AppendPackedInts(out, kTileDims, dims);
       AppendPackedInts(out, kTileDevices, assignment);
-      AppendPackedInts(out, 8, {6});
+      AppendPackedInts(out, 8, subgroups);
       return out;
     }
   }

@@ -3,15 +3,16 @@
 // GSPMD's `mhlo.sharding` and its shard/full-shape custom calls), into the
 // program one partition runs on its tiles.
 //
-// The strategy is the simple, always-correct one: a partition assembles
-// every sharded argument into its global value at entry (an all_gather over
-// the devices that hold one tile each), computes replicated, and slices its
-// own tile of every sharded result. A manual computation (`shard_map`) is
-// inlined: its operands are sliced to the partition's tile along the manual
-// axes, its body runs on the tiles with the collectives it has, and its
-// results are assembled again. Propagating shardings through ops, to compute
-// on tiles outside manual computations too, is the next step; the program a
-// partition runs is correct either way.
+// Sharded arguments enter as the partition's tiles and stay tiles through
+// the ops that can work on them (elementwise ops, transposes, broadcasts,
+// slices, dot_general, reduce; with the collectives that finish partial
+// sums); any other op gets the global value, assembled once by an
+// all_gather. A manual computation (`shard_map`) is inlined: its operands
+// are sliced to the partition's tile along the manual axes, its body runs
+// on the tiles with the collectives it has, and its results are assembled
+// again. Results leave as the tiles of their sharding, written or implied
+// (docs/compile.md, SPMD partitioning). The program a partition runs is
+// correct whichever ops are on tiles; more of them on tiles is faster.
 #ifndef KILN_COMPILE_SPMD_PARTITION_H_
 #define KILN_COMPILE_SPMD_PARTITION_H_
 

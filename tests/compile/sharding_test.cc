@@ -175,5 +175,31 @@ TEST(ShardingTest, SerializesOpSharding) {
   EXPECT_EQ(SerializeOpSharding(layout), expected);
 }
 
+TEST(ShardingTest, SerializesUnreducedBesideReplicatedCopies) {
+  // [{"x"}, {}] unreduced={"y"} on x=2, y=2, z=2 (device x*4 + y*2 + z):
+  // JAX's NamedSharding writes tiles [2, 1], then z's 2 replicated copies,
+  // then y's 2 partials (subgroup types REPLICATED, UNREDUCED), devices in
+  // the order of (x, z, y).
+  TileLayout layout = Layout("<[\"x\"=2, \"y\"=2, \"z\"=2]>",
+                             "<@mesh, [{\"x\"}, {}], unreduced={\"y\"}>", 2, 8);
+  const std::string expected(
+      "\x08\x03"                                  // type: OTHER
+      "\x1a\x04\x02\x01\x02\x02"                  // dimensions [2, 1, 2, 2]
+      "\x22\x08\x00\x02\x01\x03\x04\x06\x05\x07"  // devices
+      "\x42\x02\x00\x06",                         // [REPLICATED, UNREDUCED]
+      22);
+  EXPECT_EQ(SerializeOpSharding(layout), expected);
+  // Replicated along x, unreduced along y (x=2, y=2: device x*2 + y).
+  TileLayout whole = Layout("<[\"x\"=2, \"y\"=2]>",
+                            "<@mesh, [{}, {}], unreduced={\"y\"}>", 2, 4);
+  const std::string expected_whole(
+      "\x08\x03"
+      "\x1a\x04\x01\x01\x02\x02"
+      "\x22\x04\x00\x01\x02\x03"
+      "\x42\x02\x00\x06",
+      18);
+  EXPECT_EQ(SerializeOpSharding(whole), expected_whole);
+}
+
 }  // namespace
 }  // namespace kiln::compile
