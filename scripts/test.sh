@@ -42,6 +42,6 @@ echo "--- JAX's own test modules (CI set), cpu and kiln"
   --min-ratio 0.99 --record "$BUILD/jax-tests-ci.json" || status=$?
 echo "--- JAX's multi-device modules of the CI set, 8 devices on each backend"
 "$VENV/bin/python" "$ROOT/python/tools/run_jax_tests.py" --devices 8 --cases 1 \
-  pmap_test multi_device_test --min-multi-ratio 0.95 \
+  pmap_test multi_device_test pjit_test shard_map_test --min-multi-ratio 0.95 \
   --record "$BUILD/jax-tests-ci-multi.json" || status=$?
 exit "$status"
