@@ -286,6 +286,14 @@ TEST(ReferenceTest, MatmulIsBitwiseThePlainKOrderedSum) {
   ExpectMatmulBitwiseEqualsPlainLoop<double>(1, 4, 3, 8);
   ExpectMatmulBitwiseEqualsPlainLoop<double>(2, 9, 17, 13);
   ExpectMatmulBitwiseEqualsPlainLoop<double>(1, 130, 96, 100);  // threaded
+  // Results narrower than a block of columns: one vector of columns and
+  // the last few (a classifier's 10 logits), or only the last few.
+  ExpectMatmulBitwiseEqualsPlainLoop<float>(1, 128, 512, 10);
+  ExpectMatmulBitwiseEqualsPlainLoop<float>(2, 7, 9, 12);
+  ExpectMatmulBitwiseEqualsPlainLoop<float>(1, 5, 4, 3);
+  ExpectMatmulBitwiseEqualsPlainLoop<float>(1, 9, 6, 27);
+  ExpectMatmulBitwiseEqualsPlainLoop<double>(1, 6, 7, 6);
+  ExpectMatmulBitwiseEqualsPlainLoop<double>(3, 5, 11, 3);
 }
 
 }  // namespace

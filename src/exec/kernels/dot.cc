@@ -122,13 +122,58 @@ __attribute__((always_inline)) inline void MatmulRows(
       std::memcpy(c + i * n + j + kLanes, &c1, sizeof(Vec));
     }
   }
-  // The last columns, fewer than a block.
-  for (int64_t i = begin; i < end && j < n; ++i) {
-    const T* ai = a + i * k;
-    for (int64_t jj = j; jj < n; ++jj) {
-      T sum{};
-      for (int64_t p = 0; p < k; ++p) sum += ai[p] * x[p * n + jj];
-      c[i * n + jj] = sum;
+  // One vector of columns more, where a whole block does not fit.
+  if (j + kLanes <= n) {
+    int64_t i = begin;
+    for (; i + 4 <= end; i += 4) {
+      const T* a0 = a + i * k;
+      const T* a1 = a0 + k;
+      const T* a2 = a1 + k;
+      const T* a3 = a2 + k;
+      Vec c0{}, c1{}, c2{}, c3{};
+      const T* xp = x + j;
+      for (int64_t p = 0; p < k; ++p, xp += n) {
+        Vec x0;
+        std::memcpy(&x0, xp, sizeof(Vec));
+        c0 += (Vec{} + a0[p]) * x0;
+        c1 += (Vec{} + a1[p]) * x0;
+        c2 += (Vec{} + a2[p]) * x0;
+        c3 += (Vec{} + a3[p]) * x0;
+      }
+      T* out = c + i * n + j;
+      std::memcpy(out, &c0, sizeof(Vec));
+      std::memcpy(out + n, &c1, sizeof(Vec));
+      std::memcpy(out + 2 * n, &c2, sizeof(Vec));
+      std::memcpy(out + 3 * n, &c3, sizeof(Vec));
+    }
+    for (; i < end; ++i) {
+      const T* ai = a + i * k;
+      Vec c0{};
+      const T* xp = x + j;
+      for (int64_t p = 0; p < k; ++p, xp += n) {
+        Vec x0;
+        std::memcpy(&x0, xp, sizeof(Vec));
+        c0 += (Vec{} + ai[p]) * x0;
+      }
+      std::memcpy(c + i * n + j, &c0, sizeof(Vec));
+    }
+    j += kLanes;
+  }
+  // The last columns, fewer than a vector: over k outside, one sum per
+  // column inside, so that the sums (each still in k order from zero) do
+  // not wait on one another's additions. A narrow result (a classifier's
+  // 10 logits) spent its whole time here one dependent addition at a time.
+  if (j < n) {
+    const int64_t rest = n - j;
+    for (int64_t i = begin; i < end; ++i) {
+      const T* ai = a + i * k;
+      T sums[kLanes] = {};
+      const T* xp = x + j;
+      for (int64_t p = 0; p < k; ++p, xp += n) {
+        const T ap = ai[p];
+        for (int64_t jj = 0; jj < rest; ++jj) sums[jj] += ap * xp[jj];
+      }
+      for (int64_t jj = 0; jj < rest; ++jj) c[i * n + j + jj] = sums[jj];
     }
   }
 }
