@@ -225,6 +225,22 @@ TileLayout WithoutUnreduced(TileLayout layout) {
   return layout;
 }
 
+// A dot operand's free dimensions: those of its `rank` that are neither
+// batch nor contracting, in order.
+std::vector<int64_t> DotFreeDims(int64_t rank,
+                                 const std::vector<int64_t>& batch,
+                                 const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> free;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+        std::find(contracting.begin(), contracting.end(), d) ==
+            contracting.end()) {
+      free.push_back(d);
+    }
+  }
+  return free;
+}
+
 // Ops whose result element i depends on their operands' elements i only:
 // a sharding of an operand is one of the result.
 bool IsElementwise(const Operation& op) {
@@ -625,24 +641,12 @@ class ResultLayoutInference {
       std::optional<TensorSharding> rhs = operand_sharding(1);
       if (lhs && rhs && !SameMesh(*lhs, *rhs)) rhs.reset();
       if (!lhs && !rhs) return std::nullopt;
-      auto free_dims = [](int64_t rank, const std::vector<int64_t>& batch,
-                          const std::vector<int64_t>& contracting) {
-        std::vector<int64_t> free;
-        for (int64_t d = 0; d < rank; ++d) {
-          if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-              std::find(contracting.begin(), contracting.end(), d) ==
-                  contracting.end()) {
-            free.push_back(d);
-          }
-        }
-        return free;
-      };
-      const std::vector<int64_t> lhs_free =
-          free_dims(op->operand(0)->type().rank(), dot.lhs_batching_dimensions,
-                    dot.lhs_contracting_dimensions);
-      const std::vector<int64_t> rhs_free =
-          free_dims(op->operand(1)->type().rank(), dot.rhs_batching_dimensions,
-                    dot.rhs_contracting_dimensions);
+      const std::vector<int64_t> lhs_free = DotFreeDims(
+          op->operand(0)->type().rank(), dot.lhs_batching_dimensions,
+          dot.lhs_contracting_dimensions);
+      const std::vector<int64_t> rhs_free = DotFreeDims(
+          op->operand(1)->type().rank(), dot.rhs_batching_dimensions,
+          dot.rhs_contracting_dimensions);
       const TensorSharding& any = lhs ? *lhs : *rhs;
       TensorSharding result;
       result.mesh_name = any.mesh_name;
@@ -1362,24 +1366,12 @@ class Partitioner {
       return false;
     }
     // The result: batch dims, lhs free dims, rhs free dims.
-    auto free_dims = [](int64_t rank, const std::vector<int64_t>& batch,
-                        const std::vector<int64_t>& contracting) {
-      std::vector<int64_t> dims;
-      for (int64_t i = 0; i < rank; ++i) {
-        if (std::find(batch.begin(), batch.end(), i) == batch.end() &&
-            std::find(contracting.begin(), contracting.end(), i) ==
-                contracting.end()) {
-          dims.push_back(i);
-        }
-      }
-      return dims;
-    };
     const std::vector<int64_t> lhs_free =
-        free_dims(lhs_type.rank(), dot.lhs_batching_dimensions,
-                  dot.lhs_contracting_dimensions);
+        DotFreeDims(lhs_type.rank(), dot.lhs_batching_dimensions,
+                    dot.lhs_contracting_dimensions);
     const std::vector<int64_t> rhs_free =
-        free_dims(rhs_type.rank(), dot.rhs_batching_dimensions,
-                  dot.rhs_contracting_dimensions);
+        DotFreeDims(rhs_type.rank(), dot.rhs_batching_dimensions,
+                    dot.rhs_contracting_dimensions);
     TileLayout layout;
     layout.tile_of_device.resize(devices);
     std::vector<std::vector<int64_t>> group_key(devices), copy_key(devices);
