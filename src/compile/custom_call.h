@@ -64,7 +64,9 @@ void RegisterGpuTargets(CustomCallRegistry& registry);
 
 // Registers the targets StableHLO and XLA define that exporters write:
 // shape_assertion (checked when the step runs), stablehlo.dynamic_top_k,
-// ApproxTopK and stablehlo.dynamic_approx_top_k (lower_xla_targets.cc).
+// ApproxTopK and stablehlo.dynamic_approx_top_k (any dimension, max or min
+// by their comparator), stablehlo.dynamic_reduce_window and
+// stablehlo.dynamic_rng_bit_generator (lower_xla_targets.cc).
 void RegisterXlaTargets(CustomCallRegistry& registry);
 
 // Binds every result of `op` to the slot of the operand at the same

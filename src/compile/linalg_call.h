@@ -7,9 +7,12 @@
 // largest rank carry operand/result layout {r-2, r-1, r-3, ..., 0}, the
 // others the default. Kiln's arrays are row-major and its kernels read
 // logical elements, so a call with exactly those layouts (or none) means
-// what it means to XLA; any other layout is refused rather than silently
-// reinterpreted. Calls whose arrays are all row-major (JAX's transposed
-// gesvd, lu_pivots_to_permutation) ask for that with `column_major` false.
+// what it means to XLA. A call that declares another layout gets what XLA
+// gives the handler: the bytes of the operand in the declared layout, read
+// by the routine as its own layout (and its results' bytes read back in
+// the declared result layout); Kiln reorders the elements so (Relayout).
+// Calls whose arrays are all row-major (JAX's transposed gesvd,
+// lu_pivots_to_permutation) ask for that with `column_major` false.
 #ifndef KILN_COMPILE_LINALG_CALL_H_
 #define KILN_COMPILE_LINALG_CALL_H_
 
@@ -19,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "compile/lower_families.h"
 #include "compile/lowering.h"
 #include "exec/kernels/linalg.h"
 
@@ -65,12 +69,14 @@ class LinalgCall {
   // Checks the operand and result counts and the layouts (column-major
   // matrices, or all row-major without `column_major`); operand 0 (a batch
   // of `matrix_rank`-dimensional arrays) fixes the batch dimensions.
+  // With ZeroTrailingResults(k) first, `results` more k: see there.
   Status Begin(int operands, int results, int matrix_rank = 2,
                bool column_major = true) {
-    if (op_.num_operands() != operands || op_.num_results() != results) {
-      return Error("expects ", operands, " operands and ", results,
-                   " results, got ", op_.num_operands(), " and ",
-                   op_.num_results());
+    if (op_.num_operands() != operands ||
+        op_.num_results() != results + zero_results_) {
+      return Error("expects ", operands, " operands and ",
+                   results + zero_results_, " results, got ",
+                   op_.num_operands(), " and ", op_.num_results());
     }
     ASSIGN_OR_RETURN(SlotId first, lowering_.Operand(op_, 0));
     ArrayShape shape = lowering_.shape(first);
@@ -79,8 +85,25 @@ class LinalgCall {
                    matrix_rank, " dimensions");
     }
     batch_.assign(shape.dims.begin(), shape.dims.end() - matrix_rank);
-    return CheckLayouts(column_major);
+    RETURN_IF_ERROR(CheckLayouts(column_major));
+    for (int i = results; i < results + zero_results_; ++i) {
+      ASSIGN_OR_RETURN(ArrayShape zeros_shape, lowering_.ResultShape(op_, i));
+      ASSIGN_OR_RETURN(
+          SlotId zeros,
+          lowering_.NewSplatConstant(
+              zeros_shape,
+              std::string(ir::StorageBytes(zeros_shape.type), '\0')));
+      lowering_.Bind(op_.result(i), zeros);
+    }
+    return OkStatus();
   }
+
+  // The legacy GPU targets (jaxlib's descriptor-based cuSOLVER and cuBLAS
+  // calls) end with results that the routine shares with a newer target
+  // but for `count` more: the device workspace, and an info that cannot
+  // fail (geqrf, orgqr). Begin then expects them and binds them to zeros
+  // (info 0: success).
+  void ZeroTrailingResults(int count) { zero_results_ = count; }
 
   // Operand i, of element type `type` and shape batch + `dims`.
   StatusOr<SlotId> Operand(int i, ElementType type,
@@ -92,7 +115,14 @@ class LinalgCall {
       return Error("operand ", i, " is ", shape.ToString(), ", expected ",
                    expected.ToString());
     }
-    return slot;
+    return AsRoutineReadsIt(i, slot);
+  }
+
+  // Operand i as the routine reads it (see the file comment).
+  SlotId AsRoutineReadsIt(int i, SlotId slot) const {
+    if (i >= static_cast<int>(operand_layouts_.size())) return slot;
+    const LayoutPair& layouts = operand_layouts_[i];
+    return Relayout(slot, layouts.declared, layouts.routine);
   }
 
   // The trailing dimensions of operand i (of any shape batch + `rank` dims
@@ -113,6 +143,8 @@ class LinalgCall {
   }
 
   // Result i: a new slot of element type `type` and shape batch + `dims`.
+  // Where the routine's result has a declared layout of its own, the slot
+  // returned is the routine's, and Emit reorders it into the result.
   StatusOr<SlotId> Result(int i, ElementType type,
                           const std::vector<int64_t>& dims) {
     ASSIGN_OR_RETURN(SlotId slot, lowering_.NewResult(op_, i, Dims(dims)));
@@ -120,7 +152,12 @@ class LinalgCall {
       return Error("result ", i, " is ", lowering_.shape(slot).ToString(),
                    ", expected element type ", ir::ElementTypeName(type));
     }
-    return slot;
+    if (i >= static_cast<int>(result_layouts_.size())) return slot;
+    const LayoutPair& layouts = result_layouts_[i];
+    if (layouts.declared == layouts.routine) return slot;
+    SlotId routine = lowering_.NewTemp(lowering_.shape(slot));
+    relaid_results_.push_back({routine, slot, i});
+    return routine;
   }
 
   // The trailing dimensions of result i as the IR declares them.
@@ -169,8 +206,22 @@ class LinalgCall {
 
   void Emit(std::unique_ptr<exec::Kernel> kernel, std::vector<SlotId> inputs,
             std::vector<SlotId> outputs) {
+    std::vector<SlotId> written = outputs;
     lowering_.Emit(op_, std::move(kernel), std::move(inputs),
                    std::move(outputs));
+    // Results of this step that the call declares in a layout of its own.
+    std::vector<RelaidResult> later;
+    for (const RelaidResult& r : relaid_results_) {
+      if (std::find(written.begin(), written.end(), r.routine) ==
+          written.end()) {
+        later.push_back(r);
+        continue;
+      }
+      const LayoutPair& layouts = result_layouts_[r.index];
+      SlotId value = Relayout(r.routine, layouts.routine, layouts.declared);
+      lowering_.EmitCopy(op_, value, r.result);
+    }
+    relaid_results_ = std::move(later);
   }
 
  private:
@@ -193,7 +244,19 @@ class LinalgCall {
                                                  : ir::Attribute();
   }
 
-  Status CheckLayouts(bool column_major) const {
+  // The layout a call declares for an array and the one the routine
+  // reads or writes (both minor to major).
+  struct LayoutPair {
+    std::vector<int64_t> declared;
+    std::vector<int64_t> routine;
+  };
+  struct RelaidResult {
+    SlotId routine;
+    SlotId result;
+    int index;
+  };
+
+  Status CheckLayouts(bool column_major) {
     int64_t max_rank = 0;
     std::vector<int64_t> operand_ranks, result_ranks;
     for (int i = 0; i < op_.num_operands(); ++i) {
@@ -207,40 +270,71 @@ class LinalgCall {
     }
     // Without column-major matrices no rank gets the matrix layout.
     if (!column_major) max_rank = -1;
-    RETURN_IF_ERROR(
-        CheckLayoutList("operand_layouts", "operand", operand_ranks, max_rank));
-    return CheckLayoutList("result_layouts", "result", result_ranks, max_rank);
+    RETURN_IF_ERROR(CheckLayoutList("operand_layouts", "operand",
+                                    operand_ranks, max_rank,
+                                    operand_layouts_));
+    return CheckLayoutList("result_layouts", "result", result_ranks, max_rank,
+                           result_layouts_);
   }
 
   Status CheckLayoutList(std::string_view attr_name, std::string_view what,
-                         const std::vector<int64_t>& ranks,
-                         int64_t max_rank) const {
+                         const std::vector<int64_t>& ranks, int64_t max_rank,
+                         std::vector<LayoutPair>& pairs) const {
     ir::Attribute layouts = op_.GetAttr(attr_name);
-    if (!layouts) return OkStatus();
-    if (!layouts.is(ir::AttrKind::kArray) ||
-        layouts.array().size() != ranks.size()) {
+    if (layouts && (!layouts.is(ir::AttrKind::kArray) ||
+                    layouts.array().size() != ranks.size())) {
       return Error(attr_name, " does not hold one layout per ", what);
     }
+    pairs.clear();
     for (size_t i = 0; i < ranks.size(); ++i) {
       int64_t rank = ranks[i];
       // Column-major matrices for the arrays of the largest rank, the
       // default (row-major) layout for the others.
-      std::vector<int64_t> expected;
+      LayoutPair pair;
       if (rank == max_rank && rank >= 2) {
-        expected = {rank - 2, rank - 1};
-        for (int64_t d = rank - 3; d >= 0; --d) expected.push_back(d);
+        pair.routine = {rank - 2, rank - 1};
+        for (int64_t d = rank - 3; d >= 0; --d) pair.routine.push_back(d);
       } else {
-        for (int64_t d = rank - 1; d >= 0; --d) expected.push_back(d);
+        for (int64_t d = rank - 1; d >= 0; --d) pair.routine.push_back(d);
       }
-      std::optional<std::vector<int64_t>> layout =
-          layouts.array()[i].AsIntVector();
-      if (!layout || *layout != expected) {
-        return Error(what, " ", i, " layout ", layouts.array()[i].ToString(),
-                     " is not the solver FFI layout [", StrJoin(expected, ", "),
-                     "]");
+      pair.declared = pair.routine;
+      if (layouts) {
+        std::optional<std::vector<int64_t>> layout =
+            layouts.array()[i].AsIntVector();
+        std::vector<int64_t> sorted = layout ? *layout : std::vector<int64_t>();
+        std::sort(sorted.begin(), sorted.end());
+        bool permutation = layout && static_cast<int64_t>(sorted.size()) == rank;
+        for (int64_t d = 0; permutation && d < rank; ++d) {
+          permutation = sorted[d] == d;
+        }
+        if (!permutation) {
+          return Error(what, " ", i, " layout ", layouts.array()[i].ToString(),
+                       " is not a permutation of its ", rank, " dimensions");
+        }
+        pair.declared = *layout;
       }
+      pairs.push_back(std::move(pair));
     }
     return OkStatus();
+  }
+
+  // `slot` reordered so that its elements laid out in `read_as` (minor to
+  // major) are the bytes of `slot` laid out in `bytes_in`.
+  SlotId Relayout(SlotId slot, const std::vector<int64_t>& bytes_in,
+                  const std::vector<int64_t>& read_as) const {
+    if (bytes_in == read_as) return slot;
+    ArrayShape shape = lowering_.shape(slot);
+    std::vector<int64_t> bytes_order(bytes_in.rbegin(), bytes_in.rend());
+    std::vector<int64_t> read_order(read_as.rbegin(), read_as.rend());
+    SlotId physical = TransposeSlot(lowering_, op_, slot, bytes_order);
+    ArrayShape read_shape{shape.type, {}};
+    for (int64_t d : read_order) read_shape.dims.push_back(shape.dims[d]);
+    SlotId reread = lowering_.NewAlias(physical, read_shape);
+    std::vector<int64_t> back(read_order.size());
+    for (size_t k = 0; k < read_order.size(); ++k) {
+      back[read_order[k]] = static_cast<int64_t>(k);
+    }
+    return TransposeSlot(lowering_, op_, reread, back);
   }
 
   Lowering& lowering_;
@@ -248,6 +342,10 @@ class LinalgCall {
   ElementType type_;
   ir::Attribute config_;
   std::vector<int64_t> batch_;
+  std::vector<LayoutPair> operand_layouts_;
+  std::vector<LayoutPair> result_layouts_;
+  std::vector<RelaidResult> relaid_results_;
+  int zero_results_ = 0;
 };
 
 // The trailing two dimensions of operand 0.
@@ -283,6 +381,10 @@ Status LowerSyevd(LinalgCall& call);
 Status LowerSyevd(LinalgCall& call, bool lower, bool vectors);
 Status LowerSytrd(LinalgCall& call);
 Status LowerSytrd(LinalgCall& call, bool lower);
+// b -> x of a x = b (left_side) or x a = b, a triangular; transpose 1
+// (none), 2 (a^T) or 3 (a^H).
+Status LowerTrsm(LinalgCall& call, bool left_side, bool lower, int transpose,
+                 bool unit_diagonal);
 Status LowerSvd(LinalgCall& call);
 // a -> a, s, u, vt, info with U and V^H as results `u_result` and
 // `vt_result` (2 and 3, or swapped).

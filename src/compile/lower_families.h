@@ -63,6 +63,39 @@ StatusOr<std::unique_ptr<exec::Region>> LowerScalarRegion(
     Lowering& lowering, const ir::Region& region,
     const std::vector<ElementType>& types);
 
+// Sorts `inputs` (one shape) along `dimension` (negative counts from the
+// end) by `comparator_region` (params: lhs/rhs pairs per input; stable).
+// With `bind_results`, the outputs are `op`'s results; otherwise fresh
+// temps (for a custom call that reads them further). lower_sort.cc.
+StatusOr<std::vector<SlotId>> EmitSort(Lowering& lowering,
+                                       const ir::Operation& op,
+                                       const std::vector<SlotId>& inputs,
+                                       int64_t dimension,
+                                       const ir::Region& comparator_region,
+                                       bool bind_results);
+
+// The window of a reduce_window, as the op's attributes or a dynamic
+// custom call's constant operands give it (empty lists mean all ones or no
+// padding).
+struct WindowAttrs {
+  std::vector<int64_t> dimensions;
+  std::vector<int64_t> strides;
+  std::vector<int64_t> base_dilations;
+  std::vector<int64_t> window_dilations;
+  std::vector<int64_t> padding;  // [low, high] per dimension, flattened
+};
+// reduce_window of `op`'s first N operands with the next N as inits, by
+// `body`, into `op`'s N results. lower_reduce.cc.
+Status EmitReduceWindow(Lowering& lowering, const ir::Operation& op,
+                        int num_inputs, WindowAttrs window,
+                        const ir::Region& body);
+
+// rng_bit_generator of `op` (operand 0 the state, results state and bits),
+// the bits of `bits_dims` when given (a dynamic custom call's shape
+// operand), else of the result type. lower_misc.cc.
+Status EmitRngBitGenerator(Lowering& lowering, const ir::Operation& op,
+                           std::optional<std::vector<int64_t>> bits_dims);
+
 }  // namespace kiln::compile
 
 #endif  // KILN_COMPILE_LOWER_FAMILIES_H_

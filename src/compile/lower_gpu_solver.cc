@@ -12,12 +12,15 @@
 // 1-based pivots and info codes, except that the Jacobi and polar SVDs
 // (gesvdj, gesvdp) return V where LAPACK returns V^H.
 //
-// The legacy targets of jax before the solver FFI (cusolver_syevj and
-// cusolver_syevd with an opaque descriptor in backend_config, and a
-// workspace as their last result) are read by their operand and result
-// shapes; the workspace is left as zeros.
+// The legacy targets of jaxlib before the solver FFI (cusolver_getrf,
+// cublas_getrf_batched, cusolver_syevj, ... with a packed descriptor in
+// backend_config and workspaces as their last results) are read by their
+// shapes and the modes in their descriptors; the workspaces are zeros (see
+// "The legacy targets" below).
 #include <cstring>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compile/custom_call.h"
@@ -76,6 +79,20 @@ void RegisterSolver(CustomCallRegistry& registry, const std::string& routine,
   }
 }
 
+// The same for the cuBLAS / hipBLAS legacy targets.
+void RegisterBlas(CustomCallRegistry& registry, const std::string& routine,
+                  SolverLowerFn lower) {
+  for (const char* prefix : {"cublas_", "hipblas_"}) {
+    registry.Register(
+        StrCat(prefix, routine),
+        [lower](Lowering& lowering, const ir::Operation& op) -> Status {
+          ASSIGN_OR_RETURN(ElementType type, SolverType(lowering, op));
+          LinalgCall call(lowering, op, type);
+          return lower(call);
+        });
+  }
+}
+
 Status LowerGpuGetrf(LinalgCall& call) { return LowerGetrf(call); }
 Status LowerGpuGeqrf(LinalgCall& call) { return LowerGeqrf(call); }
 Status LowerGpuOrgqr(LinalgCall& call) { return LowerOrgqr(call); }
@@ -118,10 +135,7 @@ Status LowerGpuGesvd(LinalgCall& call) {
 
 // gesvdj_ffi and gesvdp_ffi: a -> a, s, u [m, m or k], v [n, n or k], info;
 // U and V are computed even without `compute_uv` (JAX ignores them then).
-Status LowerGpuGesvdj(LinalgCall& call) {
-  RETURN_IF_ERROR(call.Begin(1, 5));
-  ASSIGN_OR_RETURN(bool compute_uv, call.BoolAttr("compute_uv"));
-  ASSIGN_OR_RETURN(bool full, call.BoolAttr("full_matrices"));
+Status LowerGesvdj(LinalgCall& call, bool compute_uv, bool full) {
   ASSIGN_OR_RETURN(auto mn, MatrixOperand(call));
   auto [m, n] = mn;
   const int64_t k = std::min(m, n);
@@ -142,6 +156,13 @@ Status LowerGpuGesvdj(LinalgCall& call) {
   call.Emit(exec::MakeAdjointKernel(call.type(), call.batch(), v_cols, n), {vt},
             {v});
   return OkStatus();
+}
+
+Status LowerGpuGesvdj(LinalgCall& call) {
+  RETURN_IF_ERROR(call.Begin(1, 5));
+  ASSIGN_OR_RETURN(bool compute_uv, call.BoolAttr("compute_uv"));
+  ASSIGN_OR_RETURN(bool full, call.BoolAttr("full_matrices"));
+  return LowerGesvdj(call, compute_uv, full);
 }
 
 // cusparse_gtsv2_ffi: dl, d, du, b -> x (gtsv's solution; its factors and
@@ -235,42 +256,206 @@ Status LowerThreefry2x32(Lowering& lowering, const ir::Operation& op) {
   return OkStatus();
 }
 
-// The fill mode in a legacy syevd/syevj descriptor (jaxlib's packed
-// {type, uplo, batch, n, lwork} of 4-byte fields; cuBLAS's lower fill mode
-// is 0); lower when the descriptor is not of that form.
-bool LegacyDescriptorLower(const ir::Operation& op) {
+// --- The legacy targets ------------------------------------------------------
+//
+// jaxlib before the solver FFI called cuSOLVER, hipSOLVER, cuBLAS and
+// hipBLAS through custom calls (api_version 2) whose backend_config is a
+// packed C struct, the descriptor, and whose last results are device
+// workspaces. Kiln takes the sizes from the shapes, the modes from the
+// descriptor, and binds the workspaces to zeros (ZeroTrailingResults).
+// Descriptors (4-byte ints unless noted; `type` 0-3 is f32, f64, c64, c128):
+//
+//   solver_getrf  {type, batch, m, n, lwork}       a -> a, ipiv, info, work
+//   blas_getrf_batched {type, batch, n}            a -> a, ipiv, info, work
+//   solver_geqrf  {type, batch, m, n, lwork}       a -> a, tau, info, work
+//   blas_geqrf_batched {type, batch, m, n}         a -> a, tau, work, work
+//   solver_orgqr  {type, batch, m, n, k, lwork}    a, tau -> a, info, work
+//   solver_potrf  {type, uplo, i64 batch, i64 n, lwork}  a -> a, info, work
+//   solver_syevd, solver_syevj {type, uplo, batch, n, lwork}
+//                                                  a -> v, w, info, work
+//   solver_sytrd  {type, uplo, batch, n, lda, lwork}
+//                                                  a -> a, d, e, tau, info, work
+//   solver_gesvd  {type, batch, m, n, lwork, i8 jobu, i8 jobvt}
+//                                                  a -> a, s, u, vt, info, work
+//   solver_gesvdj {type, batch, m, n, lwork, jobz, econ}
+//                                                  a -> a, s, u, v, info, work
+//   blas_trsm_batched {type, batch, m, n, side, uplo, trans, diag}
+//                                                  a, b -> b, work, work
+//
+// with the prefixes cu/cusolver_, cu/cublas_ and hip/hipsolver_,
+// hip/hipblas_. Enumerations are cuBLAS's (fill lower 0, upper 1; side
+// left 0, right 1; op N 0, T 1, C 2; diag non-unit 0, unit 1) or hipBLAS's
+// and rocBLAS's (fill upper 121, lower 122; op 111-113; diag 131, 132;
+// side 141, 142). getrf's pivots are 1-based, as cuSOLVER's are.
+
+// The descriptor in backend_config when it has `size` bytes.
+std::optional<std::string_view> Descriptor(const ir::Operation& op,
+                                           size_t size) {
   ir::Attribute config = op.GetAttr("backend_config");
-  if (!config.is(ir::AttrKind::kString)) return true;
-  const std::string& bytes = config.string_value();
-  if (bytes.size() != 5 * sizeof(int32_t)) return true;
-  int32_t uplo;
-  std::memcpy(&uplo, bytes.data() + sizeof(int32_t), sizeof(uplo));
-  return uplo == 0;
+  if (!config.is(ir::AttrKind::kString) ||
+      config.string_value().size() != size) {
+    return std::nullopt;
+  }
+  return std::string_view(config.string_value());
 }
 
-// Legacy cusolver_syevd / cusolver_syevj: a (and, with dynamic batch
-// dimensions, the batch size) -> v, w, info, workspace.
-Status LowerLegacySyevd(LinalgCall& call) {
-  const int operands = call.op().num_operands() == 2 ? 2 : 1;
-  RETURN_IF_ERROR(call.Begin(operands, 4));
-  ASSIGN_OR_RETURN(int64_t n, SquareOperand(call));
-  ASSIGN_OR_RETURN(SlotId a, call.Operand(0, call.type(), {n, n}));
-  ASSIGN_OR_RETURN(SlotId v, call.Result(0, call.type(), {n, n}));
-  ASSIGN_OR_RETURN(SlotId w, call.Result(1, call.real_type(), {n}));
-  ASSIGN_OR_RETURN(SlotId info, call.Result(2, ElementType::kI32, {}));
-  ASSIGN_OR_RETURN(ArrayShape workspace_shape,
-                   call.lowering().ResultShape(call.op(), 3));
-  ASSIGN_OR_RETURN(
-      SlotId workspace,
-      call.lowering().NewSplatConstant(
-          workspace_shape,
-          std::string(ir::StorageBytes(workspace_shape.type), '\0')));
-  call.lowering().Bind(call.op().result(3), workspace);
-  call.Emit(exec::MakeSyevdKernel(call.type(), call.batch(), n,
-                                  LegacyDescriptorLower(call.op()),
-                                  /*vectors=*/true),
-            {a}, {v, w, info});
+int32_t Int32At(std::string_view bytes, size_t offset) {
+  int32_t value;
+  std::memcpy(&value, bytes.data() + offset, sizeof(value));
+  return value;
+}
+
+// The descriptor's `type` (its first field) against the operand's.
+Status CheckDescriptorType(LinalgCall& call, std::string_view descriptor) {
+  static constexpr ElementType kTypes[] = {ElementType::kF32, ElementType::kF64,
+                                           ElementType::kC64,
+                                           ElementType::kC128};
+  const int32_t type = Int32At(descriptor, 0);
+  if (type < 0 || type > 3 || kTypes[type] != call.type()) {
+    return call.Error("descriptor type ", type, " is not the operands' ",
+                      ir::ElementTypeName(call.type()));
+  }
   return OkStatus();
+}
+
+// A fill mode: lower for cuBLAS's 0 and hipBLAS's 122, upper for 1 and 121.
+StatusOr<bool> FillLower(LinalgCall& call, int32_t value) {
+  if (value == 0 || value == 122) return true;
+  if (value == 1 || value == 121) return false;
+  return call.Error("descriptor fill mode ", value,
+                    " is neither lower (0, 122) nor upper (1, 121)");
+}
+
+// The fill mode of a descriptor of `size` bytes with `uplo` at byte 4;
+// lower when backend_config is not such a descriptor (jaxlib's eigh and
+// cholesky symmetrize their input, so either triangle gives the result).
+StatusOr<bool> LegacyLower(LinalgCall& call, size_t size) {
+  std::optional<std::string_view> descriptor = Descriptor(call.op(), size);
+  if (!descriptor) return true;
+  RETURN_IF_ERROR(CheckDescriptorType(call, *descriptor));
+  return FillLower(call, Int32At(*descriptor, 4));
+}
+
+// Legacy getrf: {cu,hip}solver_getrf and {cu,hip}blas_getrf_batched.
+Status LowerLegacyGetrf(LinalgCall& call) {
+  call.ZeroTrailingResults(1);
+  return LowerGetrf(call);
+}
+
+// Legacy solver geqrf: its info (geqrf cannot fail) and workspace are zeros.
+Status LowerLegacyGeqrf(LinalgCall& call) {
+  call.ZeroTrailingResults(2);
+  return LowerGeqrf(call);
+}
+
+Status LowerLegacyOrgqr(LinalgCall& call) {
+  call.ZeroTrailingResults(2);
+  return LowerOrgqr(call);
+}
+
+Status LowerLegacyPotrf(LinalgCall& call) {
+  call.ZeroTrailingResults(1);
+  RETURN_IF_ERROR(call.Begin(1, 2));
+  ASSIGN_OR_RETURN(bool lower, LegacyLower(call, 32));
+  return LowerPotrf(call, lower);
+}
+
+// Legacy syevd / syevj: a (and, with dynamic batch dimensions, the batch
+// size) -> v, w, info, workspace.
+Status LowerLegacySyevd(LinalgCall& call) {
+  call.ZeroTrailingResults(1);
+  RETURN_IF_ERROR(call.Begin(call.op().num_operands() == 2 ? 2 : 1, 3));
+  ASSIGN_OR_RETURN(bool lower, LegacyLower(call, 20));
+  return LowerSyevd(call, lower, /*vectors=*/true);
+}
+
+Status LowerLegacySytrd(LinalgCall& call) {
+  call.ZeroTrailingResults(1);
+  RETURN_IF_ERROR(call.Begin(1, 5));
+  ASSIGN_OR_RETURN(bool lower, LegacyLower(call, 24));
+  return LowerSytrd(call, lower);
+}
+
+// Legacy gesvd. For m < n jaxlib passed a^T: row-major arrays (the
+// declared operand layout says so), V^H as result 2 and U as result 3, as
+// the FFI's `transposed` does.
+Status LowerLegacyGesvd(LinalgCall& call) {
+  bool transposed = false;
+  ir::Attribute layouts = call.op().GetAttr("operand_layouts");
+  if (layouts.is(ir::AttrKind::kArray) && !layouts.array().empty()) {
+    std::optional<std::vector<int64_t>> layout =
+        layouts.array()[0].AsIntVector();
+    if (layout && layout->size() >= 2) {
+      transposed = true;  // row-major: {r-1, ..., 0}
+      for (size_t d = 0; d < layout->size(); ++d) {
+        transposed &= (*layout)[d] == static_cast<int64_t>(layout->size() - 1 - d);
+      }
+    }
+  }
+  call.ZeroTrailingResults(1);
+  RETURN_IF_ERROR(call.Begin(1, 5, /*matrix_rank=*/2,
+                             /*column_major=*/!transposed));
+  bool compute_uv = true;
+  if (std::optional<std::string_view> descriptor = Descriptor(call.op(), 24)) {
+    RETURN_IF_ERROR(CheckDescriptorType(call, *descriptor));
+    const char jobu = (*descriptor)[20];
+    if (jobu != 'A' && jobu != 'S' && jobu != 'N') {
+      return call.Error("descriptor jobu '", std::string(1, jobu),
+                        "' is not A, S or N");
+    }
+    compute_uv = jobu != 'N';
+  }
+  // Full or economy factors, from the shapes (the same without vectors):
+  // U [m, m or k] as result 2, or, transposed (m < n), V^H [n or m, n] as
+  // result 2 and U [m, m] as result 3.
+  ASSIGN_OR_RETURN(auto mn, MatrixOperand(call));
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims2, call.ResultDims(2, 2));
+  if (transposed) {
+    return LowerSvd(call, compute_uv, /*full=*/dims2[0] == mn.second, 3, 2);
+  }
+  return LowerSvd(call, compute_uv, /*full=*/dims2[1] == mn.first, 2, 3);
+}
+
+Status LowerLegacyGesvdj(LinalgCall& call) {
+  call.ZeroTrailingResults(1);
+  RETURN_IF_ERROR(call.Begin(1, 5));
+  bool compute_uv = true;
+  if (std::optional<std::string_view> descriptor = Descriptor(call.op(), 28)) {
+    RETURN_IF_ERROR(CheckDescriptorType(call, *descriptor));
+    compute_uv = Int32At(*descriptor, 20) != 0;  // CUSOLVER_EIG_MODE_VECTOR
+  }
+  // econ (U m x k, V n x k) or not, from U's shape.
+  ASSIGN_OR_RETURN(auto mn, MatrixOperand(call));
+  ASSIGN_OR_RETURN(std::vector<int64_t> u_dims, call.ResultDims(2, 2));
+  return LowerGesvdj(call, compute_uv, /*full=*/u_dims[1] == mn.first);
+}
+
+// Legacy batched trsm: the descriptor holds every mode; b -> x.
+Status LowerLegacyTrsm(LinalgCall& call) {
+  call.ZeroTrailingResults(2);
+  RETURN_IF_ERROR(call.Begin(2, 1));
+  std::optional<std::string_view> descriptor = Descriptor(call.op(), 32);
+  if (!descriptor) {
+    return call.Error("expects jaxlib's 32-byte trsm descriptor {type, batch, "
+                      "m, n, side, uplo, trans, diag} as backend_config");
+  }
+  RETURN_IF_ERROR(CheckDescriptorType(call, *descriptor));
+  const int32_t side = Int32At(*descriptor, 16);
+  const int32_t trans = Int32At(*descriptor, 24);
+  const int32_t diag = Int32At(*descriptor, 28);
+  ASSIGN_OR_RETURN(bool lower, FillLower(call, Int32At(*descriptor, 20)));
+  if (side != 0 && side != 1 && side != 141 && side != 142) {
+    return call.Error("descriptor side ", side, " is not left or right");
+  }
+  if (!(trans >= 0 && trans <= 2) && !(trans >= 111 && trans <= 113)) {
+    return call.Error("descriptor operation ", trans, " is not N, T or C");
+  }
+  if (diag != 0 && diag != 1 && diag != 131 && diag != 132) {
+    return call.Error("descriptor diag ", diag, " is not unit or non-unit");
+  }
+  const int transpose = 1 + (trans >= 111 ? trans - 111 : trans);
+  return LowerTrsm(call, /*left_side=*/side == 0 || side == 141, lower,
+                   transpose, /*unit_diagonal=*/diag == 1 || diag == 132);
 }
 
 }  // namespace
@@ -286,8 +471,22 @@ void RegisterGpuTargets(CustomCallRegistry& registry) {
   RegisterSolver(registry, "gesdd_ffi", LowerGpuGesvd);
   RegisterSolver(registry, "gesvdj_ffi", LowerGpuGesvdj);
   RegisterSolver(registry, "gesvdp_ffi", LowerGpuGesvdj);
+  RegisterSolver(registry, "getrf", LowerLegacyGetrf);
+  RegisterSolver(registry, "geqrf", LowerLegacyGeqrf);
+  RegisterSolver(registry, "orgqr", LowerLegacyOrgqr);
+  RegisterSolver(registry, "potrf", LowerLegacyPotrf);
   RegisterSolver(registry, "syevd", LowerLegacySyevd);
   RegisterSolver(registry, "syevj", LowerLegacySyevd);
+  RegisterSolver(registry, "sytrd", LowerLegacySytrd);
+  RegisterSolver(registry, "gesvd", LowerLegacyGesvd);
+  RegisterSolver(registry, "gesvdj", LowerLegacyGesvdj);
+  RegisterBlas(registry, "getrf_batched", LowerLegacyGetrf);
+  RegisterBlas(registry, "geqrf_batched", [](LinalgCall& call) {
+    // No info: a -> a, tau and two workspaces.
+    call.ZeroTrailingResults(2);
+    return LowerGeqrf(call);
+  });
+  RegisterBlas(registry, "trsm_batched", LowerLegacyTrsm);
   for (const char* name : {"cusparse_gtsv2_ffi", "hipsparse_gtsv2_ffi"}) {
     registry.Register(
         name, [](Lowering& lowering, const ir::Operation& op) -> Status {

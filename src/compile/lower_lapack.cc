@@ -141,21 +141,30 @@ namespace {
 
 Status LowerTrsm(LinalgCall& call) {
   RETURN_IF_ERROR(call.Begin(2, 1));
-  exec::TriangularSolveParams p;
   ASSIGN_OR_RETURN(char side, call.CharAttr("side", "LR"));
   ASSIGN_OR_RETURN(char uplo, call.CharAttr("uplo", "LU"));
   ASSIGN_OR_RETURN(char trans, call.CharAttr("trans_x", "NTC"));
   ASSIGN_OR_RETURN(char diag, call.CharAttr("diag", "NU"));
-  p.left_side = side == 'L';
-  p.lower = uplo == 'L';
-  p.unit_diagonal = diag == 'U';
-  p.transpose = trans == 'N' ? 1 : trans == 'T' ? 2 : 3;
+  return LowerTrsm(call, side == 'L', uplo == 'L',
+                   trans == 'N' ? 1 : trans == 'T' ? 2 : 3, diag == 'U');
+}
+
+}  // namespace
+
+Status LowerTrsm(LinalgCall& call, bool left_side, bool lower, int transpose,
+                 bool unit_diagonal) {
+  exec::TriangularSolveParams p;
+  p.left_side = left_side;
+  p.lower = lower;
+  p.unit_diagonal = unit_diagonal;
+  p.transpose = transpose;
   ASSIGN_OR_RETURN(int64_t k, SquareOperand(call));
   ASSIGN_OR_RETURN(std::vector<int64_t> b_dims,
                    call.OperandDims(1, call.type(), 2));
   if (k != (p.left_side ? b_dims[0] : b_dims[1])) {
     return call.Error("a is ", k, "x", k, " but b is ", b_dims[0], "x",
-                      b_dims[1], " (side ", side, ")");
+                      b_dims[1], " (side ", p.left_side ? "left" : "right",
+                      ")");
   }
   p.type = call.type();
   p.batch = call.batch();
@@ -168,8 +177,6 @@ Status LowerTrsm(LinalgCall& call) {
   call.Emit(exec::MakeTriangularSolveKernel(p), {a, b}, {x});
   return OkStatus();
 }
-
-}  // namespace
 
 Status LowerSyevd(LinalgCall& call) {
   RETURN_IF_ERROR(call.Begin(1, 3));

@@ -55,34 +55,7 @@ Status LowerFft(Lowering& lowering, const ir::Operation& op) {
 }
 
 Status LowerRngBitGenerator(Lowering& lowering, const ir::Operation& op) {
-  ASSIGN_OR_RETURN(SlotId state, lowering.Operand(op, 0));
-  ArrayShape state_shape = lowering.shape(state);
-  ir::Attribute algorithm = op.GetAttr("rng_algorithm");
-  int64_t value =
-      algorithm.is(ir::AttrKind::kEnum) ? algorithm.enum_value() : 0;
-  // DEFAULT is Philox, as on XLA's CPU backend.
-  exec::RngAlgorithm kind = value == ir::kThreeFry
-                                ? exec::RngAlgorithm::kThreeFry
-                                : exec::RngAlgorithm::kPhilox;
-  int64_t size = state_shape.num_elements();
-  if (ir::BitWidth(state_shape.type) != 64 || state_shape.rank() != 1 ||
-      (kind == exec::RngAlgorithm::kThreeFry ? size != 2
-                                             : (size != 2 && size != 3))) {
-    return InvalidArgumentError(op.Describe(), ": state ",
-                                state_shape.ToString(),
-                                " does not fit the algorithm");
-  }
-  ASSIGN_OR_RETURN(SlotId new_state,
-                   lowering.NewResult(op, 0, state_shape.dims));
-  ASSIGN_OR_RETURN(SlotId bits, lowering.NewResult(op, 1));
-  ArrayShape bits_shape = lowering.shape(bits);
-  int width = ir::BitWidth(bits_shape.type);
-  if (width != 64 && width != 32 && width != 16 && width != 8) {
-    return UnsupportedType(op, bits_shape.type);
-  }
-  lowering.Emit(op, exec::MakeRngBitGeneratorKernel(kind, size, bits_shape),
-                {state}, {new_state, bits});
-  return OkStatus();
+  return EmitRngBitGenerator(lowering, op, std::nullopt);
 }
 
 Status LowerRng(Lowering& lowering, const ir::Operation& op) {
@@ -247,6 +220,38 @@ Status LowerBatchNorm(Lowering& lowering, const ir::Operation& op) {
 }
 
 }  // namespace
+
+Status EmitRngBitGenerator(Lowering& lowering, const ir::Operation& op,
+                           std::optional<std::vector<int64_t>> bits_dims) {
+  ASSIGN_OR_RETURN(SlotId state, lowering.Operand(op, 0));
+  ArrayShape state_shape = lowering.shape(state);
+  ir::Attribute algorithm = op.GetAttr("rng_algorithm");
+  int64_t value =
+      algorithm.is(ir::AttrKind::kEnum) ? algorithm.enum_value() : 0;
+  // DEFAULT is Philox, as on XLA's CPU backend.
+  exec::RngAlgorithm kind = value == ir::kThreeFry
+                                ? exec::RngAlgorithm::kThreeFry
+                                : exec::RngAlgorithm::kPhilox;
+  int64_t size = state_shape.num_elements();
+  if (ir::BitWidth(state_shape.type) != 64 || state_shape.rank() != 1 ||
+      (kind == exec::RngAlgorithm::kThreeFry ? size != 2
+                                             : (size != 2 && size != 3))) {
+    return InvalidArgumentError(op.Describe(), ": state ",
+                                state_shape.ToString(),
+                                " does not fit the algorithm");
+  }
+  ASSIGN_OR_RETURN(SlotId new_state,
+                   lowering.NewResult(op, 0, state_shape.dims));
+  ASSIGN_OR_RETURN(SlotId bits, lowering.NewResult(op, 1, std::move(bits_dims)));
+  ArrayShape bits_shape = lowering.shape(bits);
+  int width = ir::BitWidth(bits_shape.type);
+  if (width != 64 && width != 32 && width != 16 && width != 8) {
+    return UnsupportedType(op, bits_shape.type);
+  }
+  lowering.Emit(op, exec::MakeRngBitGeneratorKernel(kind, size, bits_shape),
+                {state}, {new_state, bits});
+  return OkStatus();
+}
 
 void RegisterMiscLowerings() {
   for (OpCode code : {OpCode::kBatchNormInference, OpCode::kBatchNormTraining,

@@ -17,12 +17,17 @@ struct Variadic {
   std::vector<ElementType> types;
 };
 
-StatusOr<Variadic> ReadVariadic(Lowering& lowering, const ir::Operation& op) {
-  if (op.num_operands() % 2 != 0 || op.num_operands() == 0) {
+// The first 2 * n operands of `op` (n = half of them when -1).
+StatusOr<Variadic> ReadVariadic(Lowering& lowering, const ir::Operation& op,
+                                int n = -1) {
+  if (n < 0) {
+    if (op.num_operands() % 2 != 0) n = 0;
+    else n = op.num_operands() / 2;
+  }
+  if (n == 0 || op.num_operands() < 2 * n) {
     return InvalidArgumentError(op.Describe(),
                                 ": expected N inputs and N inits");
   }
-  int n = op.num_operands() / 2;
   Variadic v;
   for (int i = 0; i < n; ++i) {
     ASSIGN_OR_RETURN(SlotId input, lowering.Operand(op, i));
@@ -49,13 +54,10 @@ StatusOr<Variadic> ReadVariadic(Lowering& lowering, const ir::Operation& op) {
 // The body's combiner when the kernel can apply it directly, else the
 // lowered body.
 StatusOr<std::unique_ptr<exec::Region>> LowerBody(Lowering& lowering,
-                                                  const ir::Operation& op,
+                                                  const ir::Region& region,
                                                   const Variadic& v,
                                                   exec::Combiner& combiner) {
-  if (op.num_regions() != 1) {
-    return InvalidArgumentError(op.Describe(), ": expected one region");
-  }
-  combiner = MatchCombiner(op.region(0));
+  combiner = MatchCombiner(region);
   if (v.inputs.size() == 1 && exec::HasFastCombiner(combiner, v.types[0]) &&
       combiner != exec::Combiner::kReplace &&
       combiner != exec::Combiner::kKeep) {
@@ -64,7 +66,14 @@ StatusOr<std::unique_ptr<exec::Region>> LowerBody(Lowering& lowering,
   combiner = exec::Combiner::kGeneric;
   std::vector<ElementType> params = v.types;
   params.insert(params.end(), v.types.begin(), v.types.end());
-  return LowerScalarRegion(lowering, op.region(0), params);
+  return LowerScalarRegion(lowering, region, params);
+}
+
+Status NeedOneRegion(const ir::Operation& op) {
+  if (op.num_regions() != 1) {
+    return InvalidArgumentError(op.Describe(), ": expected one region");
+  }
+  return OkStatus();
 }
 
 Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
@@ -89,8 +98,9 @@ Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
   exec::ReduceParams p;
   p.inputs = v.shapes;
   p.dimensions = dimensions;
+  RETURN_IF_ERROR(NeedOneRegion(op));
   ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> body,
-                   LowerBody(lowering, op, v, p.combiner));
+                   LowerBody(lowering, op.region(0), v, p.combiner));
   std::vector<SlotId> outputs;
   for (size_t i = 0; i < v.inputs.size(); ++i) {
     ASSIGN_OR_RETURN(SlotId out,
@@ -105,53 +115,21 @@ Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
 }
 
 Status LowerReduceWindow(Lowering& lowering, const ir::Operation& op) {
-  ASSIGN_OR_RETURN(Variadic v, ReadVariadic(lowering, op));
-  int64_t rank = v.shapes[0].rank();
-  std::vector<int64_t> ones(rank, 1);
-  exec::ReduceWindowParams p;
-  p.inputs = v.shapes;
-  ASSIGN_OR_RETURN(p.window_dimensions, IntsAttr(op, "window_dimensions"));
-  ASSIGN_OR_RETURN(p.window_strides, IntsAttr(op, "window_strides", ones));
-  ASSIGN_OR_RETURN(p.base_dilations, IntsAttr(op, "base_dilations", ones));
-  ASSIGN_OR_RETURN(p.window_dilations, IntsAttr(op, "window_dilations", ones));
-  ASSIGN_OR_RETURN(std::vector<int64_t> padding,
-                   IntsAttr(op, "padding", std::vector<int64_t>(2 * rank, 0)));
-  if (static_cast<int64_t>(p.window_dimensions.size()) != rank ||
-      static_cast<int64_t>(p.window_strides.size()) != rank ||
-      static_cast<int64_t>(p.base_dilations.size()) != rank ||
-      static_cast<int64_t>(p.window_dilations.size()) != rank ||
-      static_cast<int64_t>(padding.size()) != 2 * rank) {
+  RETURN_IF_ERROR(NeedOneRegion(op));
+  if (op.num_operands() % 2 != 0) {
     return InvalidArgumentError(op.Describe(),
-                                ": window attributes do not match rank ", rank);
+                                ": expected N inputs and N inits");
   }
-  for (int64_t d = 0; d < rank; ++d) {
-    if (p.window_dimensions[d] <= 0 || p.window_strides[d] <= 0 ||
-        p.base_dilations[d] <= 0 || p.window_dilations[d] <= 0) {
-      return InvalidArgumentError(op.Describe(),
-                                  ": window sizes, strides and "
-                                  "dilations must be positive");
-    }
-    int64_t size = v.shapes[0].dims[d];
-    int64_t padded = (size == 0 ? 0 : (size - 1) * p.base_dilations[d] + 1) +
-                     padding[2 * d] + padding[2 * d + 1];
-    int64_t window = (p.window_dimensions[d] - 1) * p.window_dilations[d] + 1;
-    p.output_dims.push_back(
-        padded < window ? 0 : (padded - window) / p.window_strides[d] + 1);
-    p.padding_low.push_back(padding[2 * d]);
-  }
-  ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> body,
-                   LowerBody(lowering, op, v, p.combiner));
-  std::vector<SlotId> outputs;
-  for (size_t i = 0; i < v.inputs.size(); ++i) {
-    ASSIGN_OR_RETURN(
-        SlotId out, lowering.NewResult(op, static_cast<int>(i), p.output_dims));
-    outputs.push_back(out);
-  }
-  std::vector<SlotId> inputs = v.inputs;
-  inputs.insert(inputs.end(), v.inits.begin(), v.inits.end());
-  lowering.Emit(op, exec::MakeReduceWindowKernel(std::move(p), std::move(body)),
-                std::move(inputs), std::move(outputs), /*foldable=*/false);
-  return OkStatus();
+  WindowAttrs window;
+  ASSIGN_OR_RETURN(window.dimensions, IntsAttr(op, "window_dimensions"));
+  const std::vector<int64_t> none;
+  ASSIGN_OR_RETURN(window.strides, IntsAttr(op, "window_strides", none));
+  ASSIGN_OR_RETURN(window.base_dilations, IntsAttr(op, "base_dilations", none));
+  ASSIGN_OR_RETURN(window.window_dilations,
+                   IntsAttr(op, "window_dilations", none));
+  ASSIGN_OR_RETURN(window.padding, IntsAttr(op, "padding", none));
+  return EmitReduceWindow(lowering, op, op.num_operands() / 2,
+                          std::move(window), op.region(0));
 }
 
 Status LowerSelectAndScatter(Lowering& lowering, const ir::Operation& op) {
@@ -238,6 +216,67 @@ Status LowerMap(Lowering& lowering, const ir::Operation& op) {
 }
 
 }  // namespace
+
+Status EmitReduceWindow(Lowering& lowering, const ir::Operation& op,
+                        int num_inputs, WindowAttrs window,
+                        const ir::Region& body_region) {
+  ASSIGN_OR_RETURN(Variadic v, ReadVariadic(lowering, op, num_inputs));
+  const int64_t rank = v.shapes[0].rank();
+  auto or_default = [&](std::vector<int64_t>& list, int64_t size,
+                        int64_t value) {
+    if (list.empty()) list.assign(size, value);
+  };
+  or_default(window.strides, rank, 1);
+  or_default(window.base_dilations, rank, 1);
+  or_default(window.window_dilations, rank, 1);
+  or_default(window.padding, 2 * rank, 0);
+  exec::ReduceWindowParams p;
+  p.inputs = v.shapes;
+  p.window_dimensions = std::move(window.dimensions);
+  p.window_strides = std::move(window.strides);
+  p.base_dilations = std::move(window.base_dilations);
+  p.window_dilations = std::move(window.window_dilations);
+  const std::vector<int64_t>& padding = window.padding;
+  if (static_cast<int64_t>(p.window_dimensions.size()) != rank ||
+      static_cast<int64_t>(p.window_strides.size()) != rank ||
+      static_cast<int64_t>(p.base_dilations.size()) != rank ||
+      static_cast<int64_t>(p.window_dilations.size()) != rank ||
+      static_cast<int64_t>(padding.size()) != 2 * rank) {
+    return InvalidArgumentError(op.Describe(),
+                                ": window attributes do not match rank ", rank);
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    if (p.window_dimensions[d] <= 0 || p.window_strides[d] <= 0 ||
+        p.base_dilations[d] <= 0 || p.window_dilations[d] <= 0) {
+      return InvalidArgumentError(op.Describe(),
+                                  ": window sizes, strides and "
+                                  "dilations must be positive");
+    }
+    int64_t size = v.shapes[0].dims[d];
+    int64_t padded = (size == 0 ? 0 : (size - 1) * p.base_dilations[d] + 1) +
+                     padding[2 * d] + padding[2 * d + 1];
+    int64_t window_size =
+        (p.window_dimensions[d] - 1) * p.window_dilations[d] + 1;
+    p.output_dims.push_back(padded < window_size
+                                ? 0
+                                : (padded - window_size) / p.window_strides[d] +
+                                      1);
+    p.padding_low.push_back(padding[2 * d]);
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> body,
+                   LowerBody(lowering, body_region, v, p.combiner));
+  std::vector<SlotId> outputs;
+  for (size_t i = 0; i < v.inputs.size(); ++i) {
+    ASSIGN_OR_RETURN(
+        SlotId out, lowering.NewResult(op, static_cast<int>(i), p.output_dims));
+    outputs.push_back(out);
+  }
+  std::vector<SlotId> inputs = v.inputs;
+  inputs.insert(inputs.end(), v.inits.begin(), v.inits.end());
+  lowering.Emit(op, exec::MakeReduceWindowKernel(std::move(p), std::move(body)),
+                std::move(inputs), std::move(outputs), /*foldable=*/false);
+  return OkStatus();
+}
 
 void RegisterReduceLowerings() {
   RegisterLowering(OpCode::kSelectAndScatter, LowerSelectAndScatter);

@@ -46,49 +46,15 @@ Status LowerSort(Lowering& lowering, const ir::Operation& op) {
     return InvalidArgumentError(op.Describe(),
                                 ": expected inputs and a comparator");
   }
-  exec::SortParams p;
   std::vector<SlotId> inputs;
-  std::vector<ElementType> params;
   for (int i = 0; i < op.num_operands(); ++i) {
     ASSIGN_OR_RETURN(SlotId input, lowering.Operand(op, i));
-    ArrayShape shape = lowering.shape(input);
-    if (i > 0 && shape.dims != p.inputs[0].dims) {
-      return InvalidArgumentError(op.Describe(),
-                                  ": inputs of different shapes");
-    }
-    p.inputs.push_back(shape);
     inputs.push_back(input);
-    params.push_back(shape.type);
-    params.push_back(shape.type);
   }
   ASSIGN_OR_RETURN(int64_t dimension, IntAttr(op, "dimension", -1));
-  int64_t rank = p.inputs[0].rank();
-  if (dimension < 0) dimension += rank;
-  if (rank > 0 && (dimension < 0 || dimension >= rank)) {
-    return InvalidArgumentError(op.Describe(), ": dimension ", dimension,
-                                " out of range for rank ", rank);
-  }
-  p.dimension = rank == 0 ? 0 : dimension;
-  std::unique_ptr<exec::Region> comparator;
-  p.known = MatchComparator(op.region(0), op.num_operands(), p.comparator) &&
-            exec::HasNativeType(p.inputs[p.comparator.operand].type) &&
-            ir::BitWidth(p.inputs[p.comparator.operand].type) >= 8;
-  if (!p.known) {
-    ASSIGN_OR_RETURN(comparator,
-                     LowerScalarRegion(lowering, op.region(0), params));
-    if (comparator->results.size() != 1) {
-      return InvalidArgumentError(op.Describe(),
-                                  ": the comparator must return one i1");
-    }
-  }
-  std::vector<SlotId> outputs;
-  for (int i = 0; i < op.num_operands(); ++i) {
-    ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, i, p.inputs[i].dims));
-    outputs.push_back(out);
-  }
-  lowering.Emit(op, exec::MakeSortKernel(std::move(p), std::move(comparator)),
-                std::move(inputs), std::move(outputs), /*foldable=*/false);
-  return OkStatus();
+  return EmitSort(lowering, op, inputs, dimension, op.region(0),
+                  /*bind_results=*/true)
+      .status();
 }
 
 Status LowerTopK(Lowering& lowering, const ir::Operation& op) {
@@ -109,6 +75,58 @@ Status LowerTopK(Lowering& lowering, const ir::Operation& op) {
 }
 
 }  // namespace
+
+StatusOr<std::vector<SlotId>> EmitSort(Lowering& lowering,
+                                       const ir::Operation& op,
+                                       const std::vector<SlotId>& inputs,
+                                       int64_t dimension,
+                                       const ir::Region& comparator_region,
+                                       bool bind_results) {
+  exec::SortParams p;
+  std::vector<ElementType> params;
+  for (SlotId input : inputs) {
+    ArrayShape shape = lowering.shape(input);
+    if (!p.inputs.empty() && shape.dims != p.inputs[0].dims) {
+      return InvalidArgumentError(op.Describe(),
+                                  ": inputs of different shapes");
+    }
+    p.inputs.push_back(shape);
+    params.push_back(shape.type);
+    params.push_back(shape.type);
+  }
+  int64_t rank = p.inputs[0].rank();
+  if (dimension < 0) dimension += rank;
+  if (rank > 0 && (dimension < 0 || dimension >= rank)) {
+    return InvalidArgumentError(op.Describe(), ": dimension ", dimension,
+                                " out of range for rank ", rank);
+  }
+  p.dimension = rank == 0 ? 0 : dimension;
+  const int n = static_cast<int>(inputs.size());
+  std::unique_ptr<exec::Region> comparator;
+  p.known = MatchComparator(comparator_region, n, p.comparator) &&
+            exec::HasNativeType(p.inputs[p.comparator.operand].type) &&
+            ir::BitWidth(p.inputs[p.comparator.operand].type) >= 8;
+  if (!p.known) {
+    ASSIGN_OR_RETURN(comparator,
+                     LowerScalarRegion(lowering, comparator_region, params));
+    if (comparator->results.size() != 1) {
+      return InvalidArgumentError(op.Describe(),
+                                  ": the comparator must return one i1");
+    }
+  }
+  std::vector<SlotId> outputs;
+  for (int i = 0; i < n; ++i) {
+    if (bind_results) {
+      ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, i, p.inputs[i].dims));
+      outputs.push_back(out);
+    } else {
+      outputs.push_back(lowering.NewTemp(p.inputs[i]));
+    }
+  }
+  lowering.Emit(op, exec::MakeSortKernel(std::move(p), std::move(comparator)),
+                inputs, outputs, /*foldable=*/false);
+  return outputs;
+}
 
 void RegisterSortLowerings() {
   RegisterLowering(OpCode::kSort, LowerSort);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <set>
 
@@ -1756,6 +1757,20 @@ class Partitioner {
         RETURN_IF_ERROR(RunOnOneDevice(std::move(op), *device, out));
         continue;
       }
+      if (!target.empty()) {
+        ASSIGN_OR_RETURN(bool batched, RunBatchPartitionedCall(*op, out));
+        if (batched) {
+          Operation& call = *op;
+          out.push_back(std::move(op));
+          for (Value* result : call.results()) {
+            pending_batched_[result].local =
+                LocalHandle(result, out, call.loc());
+            tiled_[result] = std::move(pending_batched_[result]);
+          }
+          pending_batched_.clear();
+          continue;
+        }
+      }
       ASSIGN_OR_RETURN(bool on_tiles, RunOnTiles(*op, out));
       if (!on_tiles) {
         ASSIGN_OR_RETURN(on_tiles, RunShapeOpOnTiles(*op, out));
@@ -1800,6 +1815,92 @@ class Partitioner {
       out.push_back(std::move(op));
     }
     return OkStatus();
+  }
+
+  // A call of a batch-partitionable target (RegisterBatchPartitionableTarget)
+  // with `num_batch_dims` b runs on the partition's share of the batch: its
+  // first tiled operand must be cut along its b leading dimensions only,
+  // every operand and result must have those b leading dimensions, and
+  // each operand is taken in that layout (the one it is in, or sliced);
+  // results are tiles of the same batch layout. False (nothing changed)
+  // when that does not apply: the call then gets global values.
+  StatusOr<bool> RunBatchPartitionedCall(Operation& op, OpList& out) {
+    if (op.num_regions() != 0 || op.num_results() == 0 ||
+        !IsBatchPartitionableTarget(CustomCallTarget(op))) {
+      return false;
+    }
+    Attribute frontend = op.GetAttr("mhlo.frontend_attributes");
+    if (!frontend.is(AttrKind::kDictionary)) return false;
+    Attribute batch_attr = frontend.Get("num_batch_dims");
+    if (!batch_attr.is(AttrKind::kString)) return false;
+    std::optional<int64_t> parsed = ParseInt64(batch_attr.string_value());
+    if (!parsed || *parsed <= 0) return false;
+    const size_t b = static_cast<size_t>(*parsed);
+    const Tiled* reference = nullptr;
+    for (Value* operand : op.operands()) {
+      auto it = tiled_.find(operand);
+      if (it != tiled_.end() && !it->second.layout.IsReplicated()) {
+        reference = &it->second;
+        break;
+      }
+    }
+    if (reference == nullptr) return false;
+    const TileLayout& ref = reference->layout;
+    const std::vector<int64_t>& ref_shape = reference->global_type.shape();
+    if (ref_shape.size() < b) return false;
+    for (size_t d = b; d < ref.tiles.size(); ++d) {
+      if (ref.tiles[d] != 1) return false;
+    }
+    const std::vector<int64_t> batch(ref_shape.begin(), ref_shape.begin() + b);
+    auto fits = [&](const Type& type) {
+      return type.IsTensor() && type.HasStaticShape() &&
+             type.shape().size() >= b &&
+             std::equal(batch.begin(), batch.end(), type.shape().begin());
+    };
+    // The batch layout over a value of `rank` dimensions.
+    auto layout_of_rank = [&](size_t rank) {
+      TileLayout layout = ref;
+      layout.tiles.assign(ref.tiles.begin(), ref.tiles.begin() + b);
+      layout.tiles.resize(rank, 1);
+      for (std::vector<int64_t>& tile : layout.tile_of_device) {
+        tile.resize(b);
+        tile.resize(rank, 0);
+      }
+      return layout;
+    };
+    for (Value* operand : op.operands()) {
+      auto it = tiled_.find(operand);
+      const Type& global =
+          it != tiled_.end() ? it->second.global_type : operand->type();
+      if (!fits(global)) return false;
+    }
+    for (Value* result : op.results()) {
+      if (!fits(result->type())) return false;
+    }
+    for (int i = 0; i < op.num_operands(); ++i) {
+      Value* operand = op.operand(i);
+      auto it = tiled_.find(operand);
+      const Type& global =
+          it != tiled_.end() ? it->second.global_type : operand->type();
+      ASSIGN_OR_RETURN(Value * local,
+                       TileOf(operand, layout_of_rank(global.rank()), out,
+                              op.loc(), op.Describe()));
+      op.SetOperand(i, local);
+    }
+    for (Value* result : op.results()) {
+      const Type global = result->type();
+      TileLayout layout = layout_of_rank(global.rank());
+      ASSIGN_OR_RETURN(std::vector<int64_t> tile,
+                       TileShape(global, layout, op.Describe()));
+      result->set_type(global.WithShape(tile));
+      pending_batched_[result] = Tiled{nullptr, std::move(layout), global,
+                                       nullptr};
+    }
+    // The result layouts XLA would report for the call are the operands';
+    // the op's own sharding annotation no longer describes its tiles.
+    op.RemoveAttr("sdy.sharding");
+    op.RemoveAttr("mhlo.sharding");
+    return true;
   }
 
   // The device an op is placed on by a maximal sharding
@@ -2119,6 +2220,8 @@ class Partitioner {
   int inline_depth_ = 0;
   // What RunOnTiles and its kin made, for RewriteOps to register: the
   // result's layout, and the all_reduce that completes partial results.
+  // The results of a batch-partitioned call, before they are added.
+  std::map<Value*, Tiled> pending_batched_;
   Tiled pending_tiled_;
   std::string pending_combine_;
   std::vector<std::vector<int64_t>> pending_group_key_;
@@ -2255,6 +2358,27 @@ StatusOr<bool> NeedsPartitioning(const ir::Module& module, int num_partitions) {
     }
   }
   return false;
+}
+
+namespace {
+std::mutex& BatchPartitionableMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::set<std::string, std::less<>>& BatchPartitionableTargets() {
+  static auto* targets = new std::set<std::string, std::less<>>();
+  return *targets;
+}
+}  // namespace
+
+void RegisterBatchPartitionableTarget(std::string name) {
+  std::lock_guard<std::mutex> lock(BatchPartitionableMutex());
+  BatchPartitionableTargets().insert(std::move(name));
+}
+
+bool IsBatchPartitionableTarget(std::string_view name) {
+  std::lock_guard<std::mutex> lock(BatchPartitionableMutex());
+  return BatchPartitionableTargets().count(name) > 0;
 }
 
 Status PartitionModule(ir::Module& module, const PartitionTarget& target,

@@ -56,6 +56,16 @@ Status PartitionModule(
     ir::Module& module, const PartitionTarget& target,
     std::vector<std::optional<TileLayout>>* result_layouts = nullptr);
 
+// Custom-call targets registered as batch partitionable (jax.ffi's
+// register_ffi_target_as_batch_partitionable reaches it through PJRT's
+// custom partitioner extension, pjrt/partitioner.cc). A call of one with
+// `num_batch_dims = "b"` in its `mhlo.frontend_attributes` runs on every
+// partition's share of the batch when its tiled operands are cut along
+// their b leading dimensions only; otherwise on global values, as any
+// other custom call. Process-wide, as XLA's registry is; thread-safe.
+void RegisterBatchPartitionableTarget(std::string name);
+bool IsBatchPartitionableTarget(std::string_view name);
+
 // Drops what is left of Shardy in a partitioned module (its `sdy.mesh` ops
 // and `sdy.*` attributes), so that the program a partition runs reads as
 // plain StableHLO (what `OptimizedProgram` returns).

@@ -45,6 +45,8 @@ KILN_PJRT_STRUCT_INFO(PJRT_Shardings_PJRT_Executable_OutputShardings_Args)
 KILN_PJRT_STRUCT_INFO(PJRT_FFI_TypeID_Register_Args)
 KILN_PJRT_STRUCT_INFO(PJRT_FFI_UserData_Add_Args)
 KILN_PJRT_STRUCT_INFO(PJRT_FFI_Register_Handler_Args)
+KILN_PJRT_STRUCT_INFO(PJRT_Register_Custom_Partitioner_Args)
+KILN_PJRT_STRUCT_INFO(PJRT_Register_Batch_Partitionable_Args)
 #undef KILN_PJRT_STRUCT_INFO
 
 // Checks that `s` is not null and that its struct_size covers the first

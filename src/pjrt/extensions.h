@@ -214,6 +214,105 @@ typedef struct PJRT_Profiler_Extension {
 } PJRT_Profiler_Extension;
 PJRT_DEFINE_STRUCT_TRAITS(PJRT_Profiler_Extension, traceme_context_id);
 
+// Custom partitioner (PJRT_Extension_Type_Custom_Partitioner, extension
+// version 1; pjrt/partitioner.cc): how a framework tells the SPMD
+// partitioner about custom-call targets. The callbacks' layout is XLA's
+// pjrt_c_api_custom_partitioner_extension.h.
+#define PJRT_API_CUSTOM_PARTITIONER_EXTENSION_VERSION 1
+
+struct JAX_CustomCallPartitioner_string {
+  const char* data;
+  size_t size;
+};
+
+struct JAX_CustomCallPartitioner_aval {
+  JAX_CustomCallPartitioner_string shape;
+  bool has_sharding;
+  JAX_CustomCallPartitioner_string sharding;
+};
+
+struct JAX_CustomCallPartitioner_version_and_error {
+  int64_t api_version;
+  void* data;                      // out
+  void (*cleanup_fn)(void* data);  // out
+  bool has_error;
+  PJRT_Error_Code code;                        // out
+  JAX_CustomCallPartitioner_string error_msg;  // out
+};
+
+struct JAX_CustomCallPartitioner_Partition_Args {
+  JAX_CustomCallPartitioner_version_and_error header;
+  size_t num_args;
+  JAX_CustomCallPartitioner_aval* op_args;
+  JAX_CustomCallPartitioner_aval op_result;
+  JAX_CustomCallPartitioner_string backend_config;
+  JAX_CustomCallPartitioner_string mlir_module;       // out
+  JAX_CustomCallPartitioner_string* args_sharding;    // out
+  JAX_CustomCallPartitioner_string result_sharding;   // out
+};
+
+struct JAX_CustomCallPartitioner_InferShardingFromOperands_Args {
+  JAX_CustomCallPartitioner_version_and_error header;
+  size_t num_args;
+  JAX_CustomCallPartitioner_aval* op_args;
+  JAX_CustomCallPartitioner_string result_shape;
+  JAX_CustomCallPartitioner_string backend_config;
+  bool has_result_sharding;                           // out
+  JAX_CustomCallPartitioner_string result_sharding;   // out
+};
+
+struct JAX_CustomCallPartitioner_PropagateUserSharding_Args {
+  JAX_CustomCallPartitioner_version_and_error header;
+  JAX_CustomCallPartitioner_string backend_config;
+  JAX_CustomCallPartitioner_string result_shape;
+  JAX_CustomCallPartitioner_string result_sharding;  // in/out
+};
+
+struct JAX_CustomCallPartitioner_Callbacks {
+  int64_t version;
+  void* private_data;
+  void (*dtor)(JAX_CustomCallPartitioner_Callbacks* data);
+  void (*partition)(JAX_CustomCallPartitioner_Callbacks* data,
+                    JAX_CustomCallPartitioner_Partition_Args* args);
+  void (*infer_sharding)(
+      JAX_CustomCallPartitioner_Callbacks* data,
+      JAX_CustomCallPartitioner_InferShardingFromOperands_Args* args);
+  void (*propagate_user_sharding)(
+      JAX_CustomCallPartitioner_Callbacks* data,
+      JAX_CustomCallPartitioner_PropagateUserSharding_Args* args);
+  bool can_side_effecting_have_replicated_sharding;
+};
+
+struct PJRT_Register_Custom_Partitioner_Args {
+  size_t struct_size;
+  const char* name;  // for the call only
+  size_t name_size;
+  JAX_CustomCallPartitioner_Callbacks* callbacks;
+};
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_Register_Custom_Partitioner_Args, callbacks);
+
+struct PJRT_Register_Batch_Partitionable_Args {
+  size_t struct_size;
+  const char* name;
+  size_t name_size;
+};
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_Register_Batch_Partitionable_Args, name_size);
+
+typedef PJRT_Error* PJRT_Register_Custom_Partitioner(
+    PJRT_Register_Custom_Partitioner_Args* args);
+typedef PJRT_Error* PJRT_Register_Batch_Partitionable(
+    PJRT_Register_Batch_Partitionable_Args* args);
+
+typedef struct PJRT_Custom_Partitioner_Extension {
+  size_t struct_size;
+  PJRT_Extension_Type type;
+  PJRT_Extension_Base* next;
+  PJRT_Register_Custom_Partitioner* register_custom_partitioner;
+  PJRT_Register_Batch_Partitionable* register_batch_partitionable;
+} PJRT_Custom_Partitioner_Extension;
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_Custom_Partitioner_Extension,
+                          register_batch_partitionable);
+
 }  // extern "C"
 
 namespace kiln::pjrt {
@@ -222,9 +321,11 @@ namespace kiln::pjrt {
 PJRT_Extension_Base* ExtensionChain();
 
 // The extensions after Shardings, each linking to the next: FFI
-// (pjrt/ffi.cc), then Profiler (pjrt/profiler.cc).
+// (pjrt/ffi.cc), Profiler (pjrt/profiler.cc), then Custom_Partitioner
+// (pjrt/partitioner.cc).
 PJRT_Extension_Base* FfiExtension();
 PJRT_Extension_Base* ProfilerExtension();
+PJRT_Extension_Base* CustomPartitionerExtension();
 
 }  // namespace kiln::pjrt
 

@@ -203,7 +203,7 @@ PJRT_Extension_Base* ProfilerExtension() {
     PJRT_Profiler_Extension extension{};
     extension.struct_size = PJRT_Profiler_Extension_STRUCT_SIZE;
     extension.type = PJRT_Extension_Type_Profiler;
-    extension.next = nullptr;
+    extension.next = CustomPartitionerExtension();
     extension.profiler_api = &api;
     extension.traceme_context_id = 0;
     return extension;

@@ -1101,14 +1101,19 @@ TEST(LapackErrorTest, BadAttributesShapesTypesAndLayoutsFailWhenTheCallRuns) {
   ExpectInvalid(CallProgram("lapack_sgetrf_ffi", {{{3, 3}, "f32"}},
                             {{{3, 3}, "f32"}, {{2}, "i32"}, {{}, "i32"}}, ""),
                 "tensor<2xi32>");
-  // A row-major matrix layout is not the FFI's.
-  ExpectInvalid(
+  // A layout that is not a permutation of the dimensions: the op verifier
+  // refuses it when the program compiles.
+  auto bad_layout = CompileText(
       CallProgram("lapack_sgeqrf_ffi", {{{3, 3}, "f32"}},
                   {{{3, 3}, "f32"}, {{3}, "f32"}}, "",
-                  "operand_layouts = [dense<[1, 0]> : tensor<2xindex>], "
+                  "operand_layouts = [dense<[1, 1]> : tensor<2xindex>], "
                   "result_layouts = [dense<[0, 1]> : tensor<2xindex>, "
-                  "dense<[0]> : tensor<1xindex>]"),
-      "layout");
+                  "dense<[0]> : tensor<1xindex>]"));
+  ASSERT_FALSE(bad_layout.ok());
+  EXPECT_EQ(bad_layout.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad_layout.status().message().find("permutation"),
+            std::string::npos)
+      << bad_layout.status().ToString();
   // The wrong number of results.
   ExpectInvalid(CallProgram("lapack_sgeqrf_ffi", {{{3, 3}, "f32"}},
                             {{{3, 3}, "f32"}}, ""),
@@ -1122,6 +1127,63 @@ TEST(LapackErrorTest, BadAttributesShapesTypesAndLayoutsFailWhenTheCallRuns) {
                              {{}, "i32"}},
                             Char("mode", 'V') + ", " + Char("sort", 'S')),
                 "sort");
+}
+
+// A call that declares row-major layouts gets what XLA gives the handler:
+// the routine reads the row-major bytes of A as a column-major matrix (A^T)
+// and its column-major factor's bytes are read back row-major. For the
+// symmetric A = [[4, 2], [2, 5]] the lower factor is L = [[2, 0], [1, 2]],
+// so the logical result is L^T; the default layouts give L itself.
+TEST(LapackLayoutTest, DeclaredRowMajorLayoutsReorderTheBytesAsXlaGivesThem) {
+  const std::vector<float> a = {4, 2, 2, 5};
+  const std::string row_major =
+      "operand_layouts = [dense<[1, 0]> : tensor<2xindex>], "
+      "result_layouts = [dense<[1, 0]> : tensor<2xindex>, "
+      "dense<> : tensor<0xindex>]";
+  for (bool declared : {false, true}) {
+    std::string text = CallProgram("lapack_spotrf_ffi", {{{2, 2}, "f32"}},
+                                   {{{2, 2}, "f32"}, {{}, "i32"}},
+                                   Char("uplo", 'L'), declared ? row_major : "");
+    ASSERT_OK_AND_ASSIGN(auto out, RunText(text, {Array<float>({2, 2}, a)}));
+    // potrf leaves the other triangle as it was: A's 2 there.
+    const std::vector<float> expected =
+        declared ? std::vector<float>{2, 1, 2, 2}
+                 : std::vector<float>{2, 2, 1, 2};
+    EXPECT_EQ(out[0].As<float>(), expected) << (declared ? "row-major" : "");
+    EXPECT_EQ(out[1].As<int32_t>(), std::vector<int32_t>{0});
+  }
+}
+
+// A batch-minor layout {0, 2, 1} on the operand and the factors: element
+// (b, i, j) sits at byte offset b + 2 j + 4 i, which the routine reads as
+// its column-major (b', i', j') at 4 b' + 2 j' + i', so b' = i, i' = b,
+// j' = j. The call therefore means a plain call on X with its first two
+// dimensions swapped, whose factors come back swapped the same way; tau
+// (rank 2, its default layout declared) is the plain call's as it is.
+TEST(LapackLayoutTest, ABatchMinorLayoutSwapsTheBatchAndRowDimensions) {
+  const std::vector<float> x = {3, 0, 4, 5, 1, 2, 6, 7};
+  auto swap01 = [](const std::vector<float>& v) {
+    std::vector<float> t(8);
+    for (int b = 0; b < 2; ++b)
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) t[i * 4 + b * 2 + j] = v[b * 4 + i * 2 + j];
+    return t;
+  };
+  const std::string layouts =
+      "operand_layouts = [dense<[0, 2, 1]> : tensor<3xindex>], "
+      "result_layouts = [dense<[0, 2, 1]> : tensor<3xindex>, "
+      "dense<[1, 0]> : tensor<2xindex>]";
+  const std::vector<Arg> operands = {{{2, 2, 2}, "f32"}};
+  const std::vector<Arg> results = {{{2, 2, 2}, "f32"}, {{2, 2}, "f32"}};
+  ASSERT_OK_AND_ASSIGN(
+      auto declared,
+      RunText(CallProgram("lapack_sgeqrf_ffi", operands, results, "", layouts),
+              {Array<float>({2, 2, 2}, x)}));
+  ASSERT_OK_AND_ASSIGN(
+      auto plain, RunText(CallProgram("lapack_sgeqrf_ffi", operands, results, ""),
+                          {Array<float>({2, 2, 2}, swap01(x))}));
+  EXPECT_EQ(declared[0].As<float>(), swap01(plain[0].As<float>()));
+  EXPECT_EQ(declared[1].As<float>(), plain[1].As<float>());
 }
 
 }  // namespace
