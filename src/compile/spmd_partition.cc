@@ -2235,9 +2235,13 @@ class Partitioner {
 }  // namespace
 
 // Ops the partitioner may drop when nothing uses their results: pure
-// StableHLO ops without regions. Collectives never go (every partition must
-// meet at each of them), nor calls, custom calls or side effects.
-bool IsRemovableWhenUnused(const Operation& op) {
+// StableHLO ops, ops with regions (while, case, reduce, sort, ...) whose
+// every nested op is pure, and calls of functions whose every op is.
+// Collectives never go (every partition must meet at each of them), nor
+// custom calls or side effects. `visiting` holds the functions being looked
+// into (a recursive call counts as impure).
+bool IsRemovableWhenUnused(const Operation& op, const ir::Module& module,
+                           std::set<const Operation*>& visiting) {
   static const std::set<std::string_view> kKept = {
       "stablehlo.custom_call",
       "stablehlo.all_gather",
@@ -2255,9 +2259,43 @@ bool IsRemovableWhenUnused(const Operation& op) {
       "stablehlo.rng",
       "stablehlo.rng_bit_generator",
   };
-  if (op.num_regions() != 0 || kKept.count(op.name())) return false;
-  return op.dialect() == "stablehlo" ||
-         op.name() == "builtin.unrealized_conversion_cast";
+  auto all_pure = [&](const Operation& holder) {
+    for (const auto& region : holder.regions()) {
+      for (const auto& block : region->blocks()) {
+        for (const auto& inner : block->operations()) {
+          const std::string_view name = inner->name();
+          if (name != "stablehlo.return" && name != "func.return" &&
+              !IsRemovableWhenUnused(*inner, module, visiting)) {
+            return false;
+          }
+        }
+      }
+    }
+    return true;
+  };
+  if (op.name() == "func.call") {
+    Attribute callee_attr = op.GetAttr("callee");
+    if (!callee_attr.is(AttrKind::kSymbolRef)) return false;
+    const Operation* callee = module.LookupFunction(callee_attr.symbol_root());
+    if (callee == nullptr || !ir::func::HasBody(*callee) ||
+        !visiting.insert(callee).second) {
+      return false;
+    }
+    const bool pure = all_pure(*callee);
+    visiting.erase(callee);
+    return pure;
+  }
+  if (kKept.count(op.name()) ||
+      (op.dialect() != "stablehlo" &&
+       op.name() != "builtin.unrealized_conversion_cast")) {
+    return false;
+  }
+  return all_pure(op);
+}
+
+bool IsRemovableWhenUnused(const Operation& op, const ir::Module& module) {
+  std::set<const Operation*> visiting;
+  return IsRemovableWhenUnused(op, module, visiting);
 }
 
 // Drops the ops whose results nothing uses (what partitioning leaves of
@@ -2276,7 +2314,8 @@ void RemoveDeadOps(ir::Module& module) {
         for (int i = 0; i < op->num_results(); ++i) {
           used |= uses.count(op->result(i)) > 0;
         }
-        if (!used && op->num_results() > 0 && IsRemovableWhenUnused(*op)) {
+        if (!used && op->num_results() > 0 &&
+            IsRemovableWhenUnused(*op, module)) {
           changed = true;
           continue;
         }
@@ -2388,6 +2427,11 @@ Status PartitionModule(ir::Module& module, const PartitionTarget& target,
                                 " is outside the program's ",
                                 target.num_partitions, " partitions");
   }
+  // What nothing uses goes first, as XLA's DCE runs before its SPMD
+  // partitioner: a dead loop (the permutation JAX's lu computes beside the
+  // pivots, say) would otherwise make the partitioner assemble its operands.
+  // Every partition starts from the same program, so all drop the same ops.
+  RemoveDeadOps(module);
   ASSIGN_OR_RETURN(auto meshes, ModuleMeshes(module));
   Partitioner partitioner(module, target, std::move(meshes));
   RETURN_IF_ERROR(partitioner.Run());
