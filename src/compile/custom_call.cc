@@ -22,6 +22,14 @@ Status LowerAsIdentity(Lowering& lowering, const ir::Operation& op) {
                                 " operands to forward");
   }
   for (int i = 0; i < op.num_results(); ++i) {
+    // An annotation forwards its operand: a result of another type would
+    // have the operand's bytes under the wrong shape.
+    if (!(op.result(i)->type() == op.operand(i)->type())) {
+      return InvalidArgumentError(
+          op.Describe(), ": result ", i, " is ",
+          op.result(i)->type().ToString(), " but the operand it forwards is ",
+          op.operand(i)->type().ToString());
+    }
     ASSIGN_OR_RETURN(std::vector<SlotId> leaves,
                      lowering.Leaves(op.operand(i)));
     lowering.Bind(op.result(i), std::move(leaves));
@@ -84,13 +92,14 @@ const CustomCallRegistry& CustomCallRegistry::Builtin() {
           "xla.sdy.Sharding", "xla.sdy.GlobalToLocalShape",
           "xla.sdy.LocalToGlobalShape", "xla.sdy.FuncResultSharding",
           "xla.sdy.ShardingGroup", "xla.sdy.PropagationBarrier",
-          "LayoutConstraint", "X64Combine"}) {
+          "LayoutConstraint"}) {
       r->Register(name, LowerAsIdentity);
     }
     r->Register("kiln_python_callback", LowerHostCallback);
     // Programs exported on GPUs: solver, sparse and random targets.
     RegisterGpuTargets(*r);
-    // jax.export's shape assertions and XLA's top-k targets.
+    // jax.export's shape assertions, the dynamic StableHLO targets and
+    // XLA's own (top-k, Qr, Eigh).
     RegisterXlaTargets(*r);
     // lax.dce_sink: keeps its operands alive through dead-code elimination
     // and does nothing at run time (it has no results).

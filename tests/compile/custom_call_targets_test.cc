@@ -862,5 +862,33 @@ func.func @main(%a: tensor<3x3xf32>) -> tensor<2xf32> {
       << results.status().ToString();
 }
 
+// --- annotations --------------------------------------------------------------
+
+TEST(AnnotationTargetsTest, ShardingForwardsItsOperandOfTheSameType) {
+  auto ok = RunText(R"(
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %s = stablehlo.custom_call @Sharding(%x) {mhlo.sharding = "{replicated}"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %s : tensor<2x3xf32>
+}
+)",
+                    {HostArray::Of<float>(ElementType::kF32, {2, 3},
+                                          {1, 2, 3, 4, 5, 6})});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ((*ok)[0].As<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  // A result of another shape would read the operand's bytes wrongly.
+  auto bad = RunText(R"(
+func.func @main(%x: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  %s = stablehlo.custom_call @Sharding(%x) {mhlo.sharding = "{replicated}"} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+)",
+                     {HostArray::Of<float>(ElementType::kF32, {2, 3},
+                                           {1, 2, 3, 4, 5, 6})});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("tensor<4x3xf32>"), std::string::npos)
+      << bad.status().ToString();
+}
+
 }  // namespace
 }  // namespace kiln::testing
