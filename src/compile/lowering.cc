@@ -549,6 +549,18 @@ Status Lowering::DeferCustomCallError(const ir::Operation& op,
     if (!result.ok()) return error;
     outputs.push_back(*result);
   }
+  // The executor names the op of a failing step (its `where`); an error
+  // that begins with that name already would say it twice.
+  const std::string where = op.Describe();
+  std::string_view message = error.message();
+  if (message.size() > where.size() &&
+      message.compare(0, where.size(), where) == 0) {
+    message.remove_prefix(where.size());
+    while (!message.empty() && (message.front() == ':' || message.front() == ' ')) {
+      message.remove_prefix(1);
+    }
+    error = Status(error.code(), std::string(message));
+  }
   Emit(op, exec::MakeRunTimeErrorKernel(std::move(error)), {},
        std::move(outputs), /*foldable=*/false);
   return OkStatus();
