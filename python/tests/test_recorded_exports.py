@@ -7,7 +7,8 @@ export_back_compat_test_data`, shipped in the jax wheel). They carry the
 custom calls real exports use: the LAPACK FFI, cuSOLVER and hipSOLVER (FFI
 and legacy descriptor forms), threefry2x32, lu_pivots_to_permutation,
 cusparse gtsv2, shape_assertion, the dynamic StableHLO targets, XLA's
-ApproxTopK, Qr, ProductOfElementaryHouseholderReflectors and Eigh, and the
+ApproxTopK, Qr, ProductOfElementaryHouseholderReflectors, Eigh and
+LuDecomposition (XLA's TPU target, which XLA:CPU does not run), and the
 sharding markers. Each test calls one recorded program on Kiln (the
 platform check disabled, as a user running a GPU export on a CPU would)
 and compares with the recorded outputs: an independent reference, computed
@@ -73,11 +74,6 @@ _POLYMORPHIC = {
     "tpu_stablehlo_dynamic_reduce_window": ("b, ...", "b, ..."),
 }
 
-# Recordings Kiln does not run, with the reason.
-_NOT_RUN = {
-    "tpu_Lu/data_2023_03_21":
-        "LuDecomposition is a TPU-only target: XLA:CPU does not run it either",
-}
 
 # Recordings whose outputs depend on the backend that recorded them: the
 # reducer is not associative and the init values are not its identities, so
@@ -201,8 +197,6 @@ def _family(name):
 @pytest.mark.skipif(_data is None, reason="this jax has no recorded exports")
 @pytest.mark.parametrize("name", sorted(_DATASETS))
 def test_recorded_export_gives_the_recorded_results(name):
-    if name in _NOT_RUN:
-        pytest.skip(_NOT_RUN[name])
     data = _DATASETS[name]
     if data.get("nr_devices", 1) > NUM_DEVICES:
         pytest.skip(f"recorded for {data['nr_devices']} devices, "
@@ -234,6 +228,7 @@ def test_the_recordings_cover_the_gpu_and_xla_targets():
                    "cusolver_gesvdj_ffi", "hipsolver_syevj",
                    "cu_threefry2x32_ffi", "cu_lu_pivots_to_permutation",
                    "cusparse_gtsv2_ffi", "ApproxTopK", "Qr", "Eigh",
+                   "LuDecomposition",
                    "stablehlo.dynamic_top_k", "stablehlo.dynamic_approx_top_k",
                    "stablehlo.dynamic_rng_bit_generator",
                    "stablehlo.dynamic_reduce_window", "shape_assertion",

@@ -5,7 +5,8 @@
 // shapes are known, XLA's ApproxTopK (computed exactly: the exact top k
 // meets any recall target), and XLA's linear-algebra targets that its
 // expanders lower on every backend (Qr, ProductOfElementaryHouseholder-
-// Reflectors, Eigh; TPU exports carry them).
+// Reflectors, Eigh; TPU exports carry them, with XLA's TPU-only
+// LuDecomposition).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "compile/custom_call.h"
 #include "compile/linalg_call.h"
 #include "compile/lower_families.h"
+#include "exec/kernels/elementwise.h"
 #include "exec/kernels/lapack.h"
 #include "exec/kernels/run_time_error.h"
 #include "exec/kernels/sort.h"
@@ -468,6 +470,43 @@ Status LowerXlaEigh(Lowering& lowering, const ir::Operation& op) {
   return OkStatus();
 }
 
+// LuDecomposition(a) -> (lu, pivots, permutation), XLA's TPU target:
+// getrf's factors, its pivots 0-based, and the row permutation they make
+// (row i of P a is row permutation[i] of a).
+Status LowerXlaLu(Lowering& lowering, const ir::Operation& op) {
+  if (op.num_operands() != 1) {
+    return InvalidArgumentError(op.Describe(),
+                                ": LuDecomposition takes one matrix");
+  }
+  ASSIGN_OR_RETURN(MatrixOperand a, ReadMatrix(lowering, op, 0));
+  const int64_t k = std::min(a.rows, a.cols);
+  const int64_t batch = exec::NumElements(a.batch_dims);
+  ASSIGN_OR_RETURN(
+      std::vector<SlotId> out,
+      TupleOrResults(lowering, op,
+                     {{a.type, WithBatch(a.batch_dims, {a.rows, a.cols})},
+                      {ElementType::kI32, WithBatch(a.batch_dims, {k})},
+                      {ElementType::kI32, WithBatch(a.batch_dims, {a.rows})}}));
+  const ArrayShape pivot_shape{ElementType::kI32, WithBatch(a.batch_dims, {k})};
+  SlotId one_based = lowering.NewTemp(pivot_shape);
+  SlotId info = lowering.NewTemp({ElementType::kI32, a.batch_dims});
+  lowering.Emit(op, exec::MakeGetrfKernel(a.type, batch, a.rows, a.cols),
+                {a.slot}, {out[0], one_based, info});
+  const int32_t one = 1;
+  ASSIGN_OR_RETURN(
+      SlotId ones,
+      lowering.NewSplatConstant(
+          pivot_shape,
+          std::string(reinterpret_cast<const char*>(&one), sizeof(one))));
+  lowering.Emit(op,
+                exec::MakeBinaryKernel(exec::BinaryOp::kSubtract,
+                                       ElementType::kI32, batch * k, 32),
+                {one_based, ones}, {out[1]});
+  lowering.Emit(op, exec::MakeLuPivotsToPermutationKernel(batch, k, a.rows),
+                {out[1]}, {out[2]});
+  return OkStatus();
+}
+
 }  // namespace
 
 void RegisterXlaTargets(CustomCallRegistry& registry) {
@@ -487,6 +526,7 @@ void RegisterXlaTargets(CustomCallRegistry& registry) {
   registry.Register("ProductOfElementaryHouseholderReflectors",
                     LowerXlaHouseholderProduct);
   registry.Register("Eigh", LowerXlaEigh);
+  registry.Register("LuDecomposition", LowerXlaLu);
   registry.Register("stablehlo.dynamic_rng_bit_generator",
                     LowerDynamicRngBitGenerator);
 }

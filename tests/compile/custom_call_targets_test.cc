@@ -845,6 +845,43 @@ func.func @main(%a: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>) {
   EXPECT_LT(MaxDiff(Transpose(v) * v, Identity(n)), 1e-5);
 }
 
+// LuDecomposition: L U = P A with P the rows `permutation` of A, and the
+// permutation the 0-based pivots' swaps applied in order.
+TEST(XlaLinalgTargetsTest, LuDecompositionGivesZeroBasedPivotsAndPermutation) {
+  const int64_t n = 4;
+  const std::vector<float> a = TestMatrix(n, n);
+  auto results = RunText(R"mlir(
+func.func @main(%a: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xi32>, tensor<4xi32>) {
+  %t = stablehlo.custom_call @LuDecomposition(%a) {xla_shape = "(f32[4,4]{1,0}, s32[4]{0}, s32[4]{0})"} : (tensor<4x4xf32>) -> tuple<tensor<4x4xf32>, tensor<4xi32>, tensor<4xi32>>
+  %lu = stablehlo.get_tuple_element %t[0] : (tuple<tensor<4x4xf32>, tensor<4xi32>, tensor<4xi32>>) -> tensor<4x4xf32>
+  %piv = stablehlo.get_tuple_element %t[1] : (tuple<tensor<4x4xf32>, tensor<4xi32>, tensor<4xi32>>) -> tensor<4xi32>
+  %perm = stablehlo.get_tuple_element %t[2] : (tuple<tensor<4x4xf32>, tensor<4xi32>, tensor<4xi32>>) -> tensor<4xi32>
+  return %lu, %piv, %perm : tensor<4x4xf32>, tensor<4xi32>, tensor<4xi32>
+}
+)mlir",
+                         {HostArray::Of(ElementType::kF32, {n, n}, a)});
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  Mat lu = MatOf((*results)[0].As<float>(), n, n);
+  std::vector<int32_t> pivots = (*results)[1].As<int32_t>();
+  std::vector<int32_t> permutation = (*results)[2].As<int32_t>();
+  std::vector<int32_t> expected(n);
+  for (int32_t i = 0; i < n; ++i) expected[i] = i;
+  for (int32_t i = 0; i < n; ++i) {
+    ASSERT_GE(pivots[i], i);
+    ASSERT_LT(pivots[i], n);
+    std::swap(expected[i], expected[pivots[i]]);
+  }
+  EXPECT_EQ(permutation, expected);
+  Mat l = Identity(n), u(n, n), pa(n, n);
+  Mat am = MatOf(a, n, n);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      (j < i ? l(i, j) : u(i, j)) = lu(i, j);
+      pa(i, j) = am(permutation[i], j);
+    }
+  EXPECT_LT(MaxDiff(l * u, pa), 1e-5);
+}
+
 TEST(XlaLinalgTargetsTest, DeclaredResultTypesMustMatch) {
   auto results = RunText(R"mlir(
 func.func @main(%a: tensor<3x3xf32>) -> tensor<2xf32> {
