@@ -65,12 +65,13 @@ StatusOr<ElementType> SolverType(Lowering& lowering, const ir::Operation& op) {
 
 using SolverLowerFn = Status (*)(LinalgCall&);
 
-// Registers `lower` under the cusolver and hipsolver names of `routine`.
-void RegisterSolver(CustomCallRegistry& registry, const std::string& routine,
-                    SolverLowerFn lower) {
-  for (const char* prefix : {"cusolver_", "hipsolver_"}) {
+// Registers `lower` under the cuda and rocm names of `routine`: library
+// "solver" (cusolver_, hipsolver_) or "blas" (cublas_, hipblas_).
+void RegisterGpuRoutine(CustomCallRegistry& registry, const char* library,
+                        const std::string& routine, SolverLowerFn lower) {
+  for (const char* vendor : {"cu", "hip"}) {
     registry.Register(
-        StrCat(prefix, routine),
+        StrCat(vendor, library, "_", routine),
         [lower](Lowering& lowering, const ir::Operation& op) -> Status {
           ASSIGN_OR_RETURN(ElementType type, SolverType(lowering, op));
           LinalgCall call(lowering, op, type);
@@ -79,18 +80,14 @@ void RegisterSolver(CustomCallRegistry& registry, const std::string& routine,
   }
 }
 
-// The same for the cuBLAS / hipBLAS legacy targets.
+void RegisterSolver(CustomCallRegistry& registry, const std::string& routine,
+                    SolverLowerFn lower) {
+  RegisterGpuRoutine(registry, "solver", routine, lower);
+}
+
 void RegisterBlas(CustomCallRegistry& registry, const std::string& routine,
                   SolverLowerFn lower) {
-  for (const char* prefix : {"cublas_", "hipblas_"}) {
-    registry.Register(
-        StrCat(prefix, routine),
-        [lower](Lowering& lowering, const ir::Operation& op) -> Status {
-          ASSIGN_OR_RETURN(ElementType type, SolverType(lowering, op));
-          LinalgCall call(lowering, op, type);
-          return lower(call);
-        });
-  }
+  RegisterGpuRoutine(registry, "blas", routine, lower);
 }
 
 Status LowerGpuGetrf(LinalgCall& call) { return LowerGetrf(call); }

@@ -303,14 +303,14 @@ Status LowerDynamicRngBitGenerator(Lowering& lowering,
 
 // The matrix operand: its element type (f32, f64, c64, c128), batch size
 // and trailing dimensions.
-struct MatrixOperand {
+struct XlaMatrix {
   SlotId slot;
   ElementType type;
   std::vector<int64_t> batch_dims;
   int64_t rows, cols;
 };
 
-StatusOr<MatrixOperand> ReadMatrix(Lowering& lowering, const ir::Operation& op,
+StatusOr<XlaMatrix> ReadMatrix(Lowering& lowering, const ir::Operation& op,
                                    int i) {
   ASSIGN_OR_RETURN(SlotId slot, lowering.Operand(op, i));
   const ArrayShape shape = lowering.shape(slot);
@@ -326,7 +326,7 @@ StatusOr<MatrixOperand> ReadMatrix(Lowering& lowering, const ir::Operation& op,
     return InvalidArgumentError(op.Describe(), ": operand ", i, " ",
                                 shape.ToString(), " is not a matrix");
   }
-  MatrixOperand m{slot, type,
+  XlaMatrix m{slot, type,
                   std::vector<int64_t>(shape.dims.begin(), shape.dims.end() - 2),
                   shape.dims[shape.rank() - 2], shape.dims[shape.rank() - 1]};
   return m;
@@ -387,7 +387,7 @@ Status LowerXlaQr(Lowering& lowering, const ir::Operation& op) {
   if (op.num_operands() != 1) {
     return InvalidArgumentError(op.Describe(), ": Qr takes one matrix");
   }
-  ASSIGN_OR_RETURN(MatrixOperand a, ReadMatrix(lowering, op, 0));
+  ASSIGN_OR_RETURN(XlaMatrix a, ReadMatrix(lowering, op, 0));
   const int64_t k = std::min(a.rows, a.cols);
   ASSIGN_OR_RETURN(
       std::vector<SlotId> out,
@@ -407,7 +407,7 @@ Status LowerXlaHouseholderProduct(Lowering& lowering, const ir::Operation& op) {
         op.Describe(),
         ": ProductOfElementaryHouseholderReflectors takes a matrix and taus");
   }
-  ASSIGN_OR_RETURN(MatrixOperand a, ReadMatrix(lowering, op, 0));
+  ASSIGN_OR_RETURN(XlaMatrix a, ReadMatrix(lowering, op, 0));
   ASSIGN_OR_RETURN(SlotId taus, lowering.Operand(op, 1));
   const ArrayShape tau_shape = lowering.shape(taus);
   if (tau_shape.type != a.type || tau_shape.rank() != a.batch_dims.size() + 1 ||
@@ -438,7 +438,7 @@ Status LowerXlaEigh(Lowering& lowering, const ir::Operation& op) {
   if (op.num_operands() != 1) {
     return InvalidArgumentError(op.Describe(), ": Eigh takes one matrix");
   }
-  ASSIGN_OR_RETURN(MatrixOperand a, ReadMatrix(lowering, op, 0));
+  ASSIGN_OR_RETURN(XlaMatrix a, ReadMatrix(lowering, op, 0));
   if (a.rows != a.cols) {
     return InvalidArgumentError(op.Describe(), ": Eigh needs a square matrix, got ",
                                 lowering.shape(a.slot).ToString());
@@ -478,7 +478,7 @@ Status LowerXlaLu(Lowering& lowering, const ir::Operation& op) {
     return InvalidArgumentError(op.Describe(),
                                 ": LuDecomposition takes one matrix");
   }
-  ASSIGN_OR_RETURN(MatrixOperand a, ReadMatrix(lowering, op, 0));
+  ASSIGN_OR_RETURN(XlaMatrix a, ReadMatrix(lowering, op, 0));
   const int64_t k = std::min(a.rows, a.cols);
   const int64_t batch = exec::NumElements(a.batch_dims);
   ASSIGN_OR_RETURN(
