@@ -70,6 +70,17 @@ Mat Identity(int64_t n) {
   return m;
 }
 
+// V's columns are orthonormal eigenvectors of `sym` with eigenvalues w:
+// sym V = V diag(w) and V^T V = I.
+void ExpectEigenpairs(const Mat& sym, const Mat& v, const std::vector<float>& w) {
+  const int64_t n = sym.rows;
+  Mat vw(n, n);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) vw(i, j) = v(i, j) * w[j];
+  EXPECT_LT(MaxDiff(sym * v, vw), 1e-4);
+  EXPECT_LT(MaxDiff(Transpose(v) * v, Identity(n)), 1e-5);
+}
+
 // A fixed test matrix of full rank: a(i, j) = sin(7 i + 3 j + 2 i j + 1),
 // plus `diagonal` on the diagonal.
 std::vector<float> TestMatrix(int64_t rows, int64_t cols, double diagonal = 0) {
@@ -308,11 +319,7 @@ func.func @main(%a: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>, tensor<
     std::vector<float> w = (*results)[1].As<float>();
     EXPECT_EQ((*results)[2].As<int32_t>()[0], 0);
     EXPECT_TRUE(std::is_sorted(w.begin(), w.end()));
-    Mat vw(n, n);
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < n; ++j) vw(i, j) = v(i, j) * w[j];
-    EXPECT_LT(MaxDiff(sym * v, vw), 1e-4);
-    EXPECT_LT(MaxDiff(Transpose(v) * v, Identity(n)), 1e-5);
+    ExpectEigenpairs(sym, v, w);
   }
 }
 
@@ -838,11 +845,7 @@ func.func @main(%a: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>) {
   Mat v = MatOf((*results)[0].As<float>(), n, n);
   std::vector<float> w = (*results)[1].As<float>();
   EXPECT_TRUE(std::is_sorted(w.begin(), w.end()));
-  Mat vw(n, n);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j) vw(i, j) = v(i, j) * w[j];
-  EXPECT_LT(MaxDiff(sym * v, vw), 1e-4);
-  EXPECT_LT(MaxDiff(Transpose(v) * v, Identity(n)), 1e-5);
+  ExpectEigenpairs(sym, v, w);
 }
 
 // LuDecomposition: L U = P A with P the rows `permutation` of A, and the
