@@ -294,7 +294,13 @@ bool IsElementwise(const Operation& op) {
       "stablehlo.xor",
       "builtin.unrealized_conversion_cast",
   };
-  return kNames.count(op.name()) > 0;
+  if (kNames.count(op.name()) > 0) return true;
+  // A layout constraint changes how a value lies in memory, never its
+  // elements: it keeps its operand's tiles (and sharding) like an
+  // elementwise op, where dropping it would replicate its result.
+  return op.name() == "stablehlo.custom_call" && op.num_operands() == 1 &&
+         op.num_results() == 1 && CustomCallTarget(op) == "LayoutConstraint" &&
+         op.operand(0)->type() == op.result(0)->type();
 }
 
 // The sharding a result without one of its own takes, where the program

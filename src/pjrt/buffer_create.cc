@@ -58,10 +58,11 @@ PJRT_Error* PJRT_Client_BufferFromHostBuffer(
     }
     ASSIGN_OR_RETURN(Memory * memory, ResolvePlacement(client, args->device,
                                                        args->memory, kWhat));
-    RETURN_IF_ERROR(CheckDeviceLayout(args->device_layout, shape,
+    ASSIGN_OR_RETURN(std::vector<int64_t> device_layout,
+                     ReadDeviceLayout(args->device_layout, shape,
                                       StrCat(kWhat, "device_layout")));
-    auto transfer = runtime::TransferFromHost(args->data, shape, strides,
-                                              semantics, memory->memory);
+    auto transfer = runtime::TransferFromHost(
+        args->data, shape, strides, semantics, memory->memory, device_layout);
     if (!transfer.ok()) {
       return transfer.status().WithContext("PJRT_Client_BufferFromHostBuffer");
     }
@@ -85,13 +86,15 @@ PJRT_Error* PJRT_Client_CreateUninitializedBuffer(
         runtime::Shape shape,
         ReadShape(RawEnumValue(args->shape_element_type), args->shape_dims,
                   args->shape_num_dims, StrCat(kWhat, "shape_")));
-    RETURN_IF_ERROR(CheckDeviceLayout(args->shape_layout, shape,
+    ASSIGN_OR_RETURN(std::vector<int64_t> layout,
+                     ReadDeviceLayout(args->shape_layout, shape,
                                       StrCat(kWhat, "shape_layout")));
     ASSIGN_OR_RETURN(Memory * memory, ResolvePlacement(client, args->device,
                                                        args->memory, kWhat));
     // The bytes are zeroed: "uninitialized" never exposes old memory.
-    ASSIGN_OR_RETURN(std::shared_ptr<runtime::Buffer> buffer,
-                     runtime::Buffer::CreateZeroed(shape, memory->memory));
+    ASSIGN_OR_RETURN(
+        std::shared_ptr<runtime::Buffer> buffer,
+        runtime::Buffer::CreateZeroed(shape, memory->memory, std::move(layout)));
     args->buffer = NewBufferHandle(std::move(buffer), client);
     return OkStatus();
   });
@@ -109,8 +112,9 @@ PJRT_Error* PJRT_Client_CreateViewOfDeviceBuffer(
     ASSIGN_OR_RETURN(runtime::Shape shape,
                      ReadShape(RawEnumValue(args->element_type), args->dims,
                                args->num_dims, kWhat));
-    RETURN_IF_ERROR(
-        CheckDeviceLayout(args->layout, shape, StrCat(kWhat, "layout")));
+    ASSIGN_OR_RETURN(
+        std::vector<int64_t> layout,
+        ReadDeviceLayout(args->layout, shape, StrCat(kWhat, "layout")));
     PJRT_Memory* requested_memory =
         KILN_PJRT_HAS_FIELD(args, PJRT_Client_CreateViewOfDeviceBuffer_Args,
                             memory)
@@ -144,7 +148,8 @@ PJRT_Error* PJRT_Client_CreateViewOfDeviceBuffer(
         });
     args->buffer = NewBufferHandle(
         runtime::Buffer::Create(shape, memory->memory, std::move(storage),
-                                runtime::Event::CreateReady()),
+                                runtime::Event::CreateReady(),
+                                std::move(layout)),
         client);
     return OkStatus();
   });

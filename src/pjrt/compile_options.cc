@@ -163,22 +163,22 @@ StatusOr<runtime::CompileSpec> ParseCompileOptions(
     return UnimplementedError(
         "parameter_is_tupled_arguments: Kiln takes one buffer per parameter");
   }
+  runtime::CompileSpec spec;
+  // Dense layouts in any order of the dimensions; the compiler checks them
+  // against the program's arguments.
   for (int i = 0; i < proto.argument_layouts_size(); ++i) {
     const xla::ShapeProto& shape = proto.argument_layouts(i);
+    std::vector<int64_t>& layout = spec.argument_layouts.emplace_back();
     if (!shape.has_layout()) continue;
-    const auto& minor_to_major = shape.layout().minor_to_major();
-    for (int d = 0; d < minor_to_major.size(); ++d) {
-      if (minor_to_major[d] != minor_to_major.size() - 1 - d) {
-        return UnimplementedError(
-            "argument_layouts[", i,
-            "] is not row-major; Kiln keeps every buffer in row-major "
-            "(major-to-minor) layout");
-      }
+    if (shape.layout().tiles_size() > 0) {
+      return UnimplementedError("argument_layouts[", i,
+                                "] has tiles; Kiln lays buffers out densely");
     }
+    layout.assign(shape.layout().minor_to_major().begin(),
+                  shape.layout().minor_to_major().end());
   }
   const xla::ExecutableBuildOptionsProto& build =
       proto.executable_build_options();
-  runtime::CompileSpec spec;
   // 0 means "unset" in proto3; frameworks mean one.
   int64_t replicas = build.num_replicas() == 0 ? 1 : build.num_replicas();
   int64_t partitions = build.num_partitions() == 0 ? 1 : build.num_partitions();

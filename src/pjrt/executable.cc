@@ -220,6 +220,26 @@ std::shared_ptr<const ExecutableState> MakeExecutableState(
     state->parameter_kinds.push_back(kind.data());
     state->parameter_kind_sizes.push_back(kind.size());
   }
+  // Full minor-to-major orders (row-major where the executable keeps none).
+  auto layout_of = [](const runtime::ValueInfo& value) {
+    auto layout = std::make_unique<PJRT_Layouts_MemoryLayout>();
+    layout->minor_to_major = value.minor_to_major;
+    if (layout->minor_to_major.empty()) {
+      for (size_t d = value.shape.rank(); d-- > 0;) {
+        layout->minor_to_major.push_back(static_cast<int64_t>(d));
+      }
+    }
+    return layout;
+  };
+  for (const runtime::ValueInfo& parameter : executable->parameters()) {
+    state->parameter_layouts.push_back(layout_of(parameter));
+    state->parameter_layout_handles.push_back(
+        state->parameter_layouts.back().get());
+  }
+  for (const runtime::ValueInfo& output : executable->outputs()) {
+    state->output_layouts.push_back(layout_of(output));
+    state->output_layout_handles.push_back(state->output_layouts.back().get());
+  }
   for (const std::string& sharding : executable->parameter_shardings()) {
     state->parameter_shardings.push_back(sharding.data());
     state->parameter_sharding_sizes.push_back(sharding.size());

@@ -313,6 +313,109 @@ typedef struct PJRT_Custom_Partitioner_Extension {
 PJRT_DEFINE_STRUCT_TRAITS(PJRT_Custom_Partitioner_Extension,
                           register_batch_partitionable);
 
+// Layouts (PJRT_Extension_Type_Layouts, extension version 4;
+// pjrt/layouts_extension.cc): the device layouts of buffers and of an
+// executable's parameters and outputs, as XLA's layout text ("{0,1}",
+// minor-to-major) that PjRtLayout deserializes. Layouts from Buffer_ and
+// *_GetDefaultLayout belong to the caller (MemoryLayout_Destroy);
+// an executable's belong to it.
+#define PJRT_API_LAYOUTS_EXTENSION_VERSION 4
+
+typedef struct PJRT_Layouts_MemoryLayout PJRT_Layouts_MemoryLayout;
+typedef struct PJRT_Layouts_SerializedLayout PJRT_Layouts_SerializedLayout;
+
+struct PJRT_Layouts_MemoryLayout_Destroy_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  PJRT_Layouts_MemoryLayout* layout;
+};
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_Layouts_MemoryLayout_Destroy_Args, layout);
+
+struct PJRT_Layouts_MemoryLayout_Serialize_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  PJRT_Layouts_MemoryLayout* layout;
+  const char* serialized_bytes;                      // out
+  size_t serialized_bytes_size;                      // out
+  PJRT_Layouts_SerializedLayout* serialized_layout;  // out
+  void (*serialized_layout_deleter)(
+      PJRT_Layouts_SerializedLayout* s_layout);  // out
+};
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_Layouts_MemoryLayout_Serialize_Args,
+                          serialized_layout_deleter);
+
+struct PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  PJRT_Buffer* buffer;
+  PJRT_Layouts_MemoryLayout* layout;  // out
+};
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args, layout);
+
+struct PJRT_Layouts_PJRT_Client_GetDefaultLayout_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  PJRT_Client* client;
+  PJRT_Buffer_Type type;
+  const int64_t* dims;
+  size_t num_dims;
+  PJRT_Layouts_MemoryLayout* layout;  // out
+};
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_Layouts_PJRT_Client_GetDefaultLayout_Args,
+                          layout);
+
+struct PJRT_Layouts_PJRT_Topology_GetDefaultLayout_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  PJRT_TopologyDescription* topology_description;
+  PJRT_Buffer_Type type;
+  const int64_t* dims;
+  size_t num_dims;
+  PJRT_Layouts_MemoryLayout* layout;  // out
+};
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_Layouts_PJRT_Topology_GetDefaultLayout_Args,
+                          layout);
+
+struct PJRT_Layouts_PJRT_Executable_GetOutputLayouts_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  PJRT_Executable* executable;
+  size_t num_outputs;                  // out
+  PJRT_Layouts_MemoryLayout** layouts;  // out
+};
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_Layouts_PJRT_Executable_GetOutputLayouts_Args,
+                          layouts);
+
+struct PJRT_Layouts_PJRT_Executable_GetParameterLayouts_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  PJRT_Executable* executable;
+  size_t num_parameters;                // out
+  PJRT_Layouts_MemoryLayout** layouts;  // out
+};
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_Layouts_PJRT_Executable_GetParameterLayouts_Args,
+                          layouts);
+
+typedef struct PJRT_Layouts_Extension {
+  PJRT_Extension_Base base;
+  PJRT_Error* (*PJRT_Layouts_MemoryLayout_Destroy)(
+      PJRT_Layouts_MemoryLayout_Destroy_Args* args);
+  PJRT_Error* (*PJRT_Layouts_MemoryLayout_Serialize)(
+      PJRT_Layouts_MemoryLayout_Serialize_Args* args);
+  PJRT_Error* (*PJRT_Layouts_PJRT_Client_GetDefaultLayout)(
+      PJRT_Layouts_PJRT_Client_GetDefaultLayout_Args* args);
+  PJRT_Error* (*PJRT_Layouts_PJRT_Buffer_MemoryLayout)(
+      PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args* args);
+  PJRT_Error* (*PJRT_Layouts_PJRT_Topology_GetDefaultLayout)(
+      PJRT_Layouts_PJRT_Topology_GetDefaultLayout_Args* args);
+  PJRT_Error* (*PJRT_Layouts_PJRT_Executable_GetOutputLayouts)(
+      PJRT_Layouts_PJRT_Executable_GetOutputLayouts_Args* args);
+  PJRT_Error* (*PJRT_Layouts_PJRT_Executable_GetParameterLayouts)(
+      PJRT_Layouts_PJRT_Executable_GetParameterLayouts_Args* args);
+} PJRT_Layouts_Extension;
+PJRT_DEFINE_STRUCT_TRAITS(PJRT_Layouts_Extension,
+                          PJRT_Layouts_PJRT_Executable_GetParameterLayouts);
+
 }  // extern "C"
 
 namespace kiln::pjrt {
@@ -321,11 +424,12 @@ namespace kiln::pjrt {
 PJRT_Extension_Base* ExtensionChain();
 
 // The extensions after Shardings, each linking to the next: FFI
-// (pjrt/ffi.cc), Profiler (pjrt/profiler.cc), then Custom_Partitioner
-// (pjrt/partitioner.cc).
+// (pjrt/ffi.cc), Profiler (pjrt/profiler.cc), Custom_Partitioner
+// (pjrt/partitioner.cc), then Layouts (pjrt/layouts_extension.cc).
 PJRT_Extension_Base* FfiExtension();
 PJRT_Extension_Base* ProfilerExtension();
 PJRT_Extension_Base* CustomPartitionerExtension();
+PJRT_Extension_Base* LayoutsExtension();
 
 }  // namespace kiln::pjrt
 

@@ -142,8 +142,11 @@ PJRT_Buffer::PJRT_Buffer(std::shared_ptr<kiln::runtime::Buffer> b,
                          PJRT_Client* c)
     : buffer(std::move(b)), client(c) {
   dims = buffer->shape().dims();
-  // Kiln's buffers are dense row-major: the last dimension is the most
-  // minor.
-  minor_to_major.resize(dims.size());
-  std::iota(minor_to_major.rbegin(), minor_to_major.rend(), 0);
+  // Row-major (the last dimension the most minor) unless the buffer keeps
+  // another order.
+  minor_to_major = buffer->minor_to_major();
+  if (minor_to_major.empty()) {
+    minor_to_major.resize(dims.size());
+    std::iota(minor_to_major.rbegin(), minor_to_major.rend(), 0);
+  }
 }

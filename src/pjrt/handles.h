@@ -29,6 +29,12 @@
 #include "runtime/executable.h"
 #include "runtime/topology.h"
 
+// A device layout handed out by the Layouts extension: a dense layout's
+// minor-to-major order, one entry per dimension.
+struct PJRT_Layouts_MemoryLayout {
+  std::vector<int64_t> minor_to_major;
+};
+
 namespace kiln::pjrt {
 
 // A tag from eight ASCII characters (read as a little-endian integer, so
@@ -83,9 +89,15 @@ struct ExecutableState {
   std::vector<size_t> parameter_sharding_sizes;
   std::vector<const char*> output_shardings;
   std::vector<size_t> output_sharding_sizes;
+  // Layouts extension: the parameters' and outputs' layouts, owned here.
+  std::vector<std::unique_ptr<PJRT_Layouts_MemoryLayout>> parameter_layouts;
+  std::vector<std::unique_ptr<PJRT_Layouts_MemoryLayout>> output_layouts;
+  std::vector<PJRT_Layouts_MemoryLayout*> parameter_layout_handles;
+  std::vector<PJRT_Layouts_MemoryLayout*> output_layout_handles;
 };
 
 }  // namespace kiln::pjrt
+
 
 struct PJRT_DeviceDescription {
   kiln::pjrt::HandleTag tag = kiln::pjrt::HandleTag::kDescription;

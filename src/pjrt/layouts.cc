@@ -1,5 +1,6 @@
 #include "pjrt/layouts.h"
 
+#include <algorithm>
 #include <cstring>
 #include <span>
 
@@ -67,6 +68,55 @@ Status CheckDeviceLayout(const PJRT_Buffer_MemoryLayout* layout,
         shape.ToString(), "; Kiln keeps buffers dense row-major");
   }
   return OkStatus();
+}
+
+StatusOr<std::vector<int64_t>> ReadDeviceLayout(
+    const PJRT_Buffer_MemoryLayout* layout, const runtime::Shape& shape,
+    std::string_view what) {
+  if (layout == nullptr) return std::vector<int64_t>();
+  std::vector<int64_t> minor_to_major;
+  if (RawEnumValue(layout->type) == PJRT_Buffer_MemoryLayout_Type_Tiled &&
+      layout->tiled.num_tiles == 0 &&
+      (layout->tiled.minor_to_major != nullptr ||
+       layout->tiled.minor_to_major_size == 0)) {
+    minor_to_major.assign(
+        layout->tiled.minor_to_major,
+        layout->tiled.minor_to_major + layout->tiled.minor_to_major_size);
+    if (Status valid = runtime::CheckMinorToMajor(minor_to_major, shape.rank());
+        !valid.ok() || minor_to_major.size() != shape.rank()) {
+      return InvalidArgumentError(
+          what, ".tiled.minor_to_major ",
+          runtime::LayoutToString(minor_to_major),
+          " is not a permutation of the dimensions of ", shape.ToString());
+    }
+  } else {
+    ASSIGN_OR_RETURN(std::vector<int64_t> strides,
+                     HostStrides(layout, shape, what));
+    // Dense strides in some order: the dimensions sorted by stride (size-1
+    // dimensions, whose stride does not matter, kept in row-major order)
+    // must give those strides back.
+    std::vector<int64_t> order(shape.rank());
+    for (size_t i = 0; i < order.size(); ++i) {
+      order[i] = static_cast<int64_t>(order.size() - 1 - i);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      const bool a_one = shape.dims()[a] == 1, b_one = shape.dims()[b] == 1;
+      if (a_one || b_one) return false;
+      return strides[a] < strides[b];
+    });
+    std::vector<int64_t> dense = runtime::LayoutByteStrides(shape, order);
+    for (size_t d = 0; d < order.size(); ++d) {
+      if (shape.dims()[d] != 1 && dense[d] != strides[d]) {
+        return UnimplementedError(
+            what, " asks for byte strides {", StrJoin(strides, ","), "} for ",
+            shape.ToString(), ", which are not dense in any order of the "
+            "dimensions; Kiln's device buffers are dense");
+      }
+    }
+    minor_to_major = std::move(order);
+  }
+  if (runtime::IsRowMajorLayout(minor_to_major)) minor_to_major.clear();
+  return minor_to_major;
 }
 
 void FillDenseLayout(const std::vector<int64_t>& minor_to_major,

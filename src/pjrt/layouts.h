@@ -1,5 +1,5 @@
-// PJRT_Buffer_MemoryLayout: host layouts for transfers, and the device
-// layout Kiln keeps (dense row-major).
+// PJRT_Buffer_MemoryLayout: host layouts for transfers, and device layouts
+// (dense, in any order of the dimensions; row-major by default).
 //
 // Framework code fills PJRT_Buffer_MemoryLayout without setting its
 // struct_size (XLA's own helpers leave it, and the union members' sizes,
@@ -25,13 +25,23 @@ StatusOr<std::vector<int64_t>> HostStrides(
     const PJRT_Buffer_MemoryLayout* layout, const runtime::Shape& shape,
     std::string_view what);
 
-// OK when `layout` is null or describes the dense row-major layout Kiln
-// keeps every buffer in; UNIMPLEMENTED for any other device layout.
+// OK when `layout` is null or describes the dense row-major layout;
+// UNIMPLEMENTED for any other device layout (for the calls that make
+// buffers only row-major).
 Status CheckDeviceLayout(const PJRT_Buffer_MemoryLayout* layout,
                          const runtime::Shape& shape, std::string_view what);
 
-// Fills `layout` with the dense row-major layout of a buffer whose
-// minor-to-major order is `minor_to_major` (which must outlive its use).
+// The minor-to-major order of the dense device layout `layout` asks of a
+// buffer of `shape`: empty for null or row-major. Tiled layouts without
+// tiles give theirs; strided ones must be dense in some order of the
+// dimensions. UNIMPLEMENTED for tiles, padding or gaps, INVALID_ARGUMENT
+// for a layout that does not fit the shape.
+StatusOr<std::vector<int64_t>> ReadDeviceLayout(
+    const PJRT_Buffer_MemoryLayout* layout, const runtime::Shape& shape,
+    std::string_view what);
+
+// Fills `layout` with the dense layout of a buffer whose minor-to-major
+// order is `minor_to_major` (which must outlive its use).
 void FillDenseLayout(const std::vector<int64_t>& minor_to_major,
                      PJRT_Buffer_MemoryLayout* layout);
 

@@ -86,7 +86,7 @@ PJRT_Extension_Base* CustomPartitionerExtension() {
     PJRT_Custom_Partitioner_Extension extension{};
     extension.struct_size = PJRT_Custom_Partitioner_Extension_STRUCT_SIZE;
     extension.type = PJRT_Extension_Type_Custom_Partitioner;
-    extension.next = nullptr;
+    extension.next = LayoutsExtension();
     extension.register_custom_partitioner = &RegisterCustomPartitioner;
     extension.register_batch_partitionable = &RegisterBatchPartitionable;
     return extension;

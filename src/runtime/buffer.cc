@@ -2,37 +2,49 @@
 
 #include "base/logging.h"
 #include "runtime/device.h"
+#include "runtime/host_layout.h"
 
 namespace kiln::runtime {
 
 Buffer::Buffer(Shape shape, MemorySpace* memory,
-               std::shared_ptr<Storage> storage, std::shared_ptr<Event> ready)
+               std::shared_ptr<Storage> storage, std::shared_ptr<Event> ready,
+               std::vector<int64_t> minor_to_major)
     : shape_(std::move(shape)),
       memory_(memory),
       ready_(std::move(ready)),
+      minor_to_major_(IsRowMajorLayout(minor_to_major)
+                          ? std::vector<int64_t>()
+                          : std::move(minor_to_major)),
       storage_(std::move(storage)) {}
 
 std::shared_ptr<Buffer> Buffer::Create(Shape shape, MemorySpace* memory,
                                        std::shared_ptr<Storage> storage,
-                                       std::shared_ptr<Event> ready) {
+                                       std::shared_ptr<Event> ready,
+                                       std::vector<int64_t> minor_to_major) {
   KILN_CHECK(memory != nullptr && ready != nullptr);
   KILN_CHECK(storage == nullptr ||
              storage->size() >= static_cast<size_t>(shape.byte_size()))
       << "storage of " << storage->size() << " bytes for " << shape.ToString();
-  return std::shared_ptr<Buffer>(new Buffer(
-      std::move(shape), memory, std::move(storage), std::move(ready)));
+  KILN_CHECK(minor_to_major.empty() ||
+             minor_to_major.size() == shape.rank())
+      << "a layout of " << minor_to_major.size() << " dimensions for "
+      << shape.ToString();
+  return std::shared_ptr<Buffer>(
+      new Buffer(std::move(shape), memory, std::move(storage), std::move(ready),
+                 std::move(minor_to_major)));
 }
 
-StatusOr<std::shared_ptr<Buffer>> Buffer::CreateZeroed(Shape shape,
-                                                       MemorySpace* memory) {
+StatusOr<std::shared_ptr<Buffer>> Buffer::CreateZeroed(
+    Shape shape, MemorySpace* memory, std::vector<int64_t> minor_to_major) {
   ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
-                   CreatePending(std::move(shape), memory));
+                   CreatePending(std::move(shape), memory,
+                                 std::move(minor_to_major)));
   buffer->ready_event()->Set().IgnoreError();
   return buffer;
 }
 
-StatusOr<std::shared_ptr<Buffer>> Buffer::CreatePending(Shape shape,
-                                                        MemorySpace* memory) {
+StatusOr<std::shared_ptr<Buffer>> Buffer::CreatePending(
+    Shape shape, MemorySpace* memory, std::vector<int64_t> minor_to_major) {
   KILN_CHECK(memory != nullptr);
   // The client's memory budget bounds it (by default, the machine's
   // memory).
@@ -43,7 +55,7 @@ StatusOr<std::shared_ptr<Buffer>> Buffer::CreatePending(Shape shape,
         "a buffer of ", shape.ToString(), " on ", memory->device()->debug_string()));
   }
   return Create(std::move(shape), memory, std::move(storage).value(),
-                Event::Create());
+                Event::Create(), std::move(minor_to_major));
 }
 
 std::shared_ptr<Buffer> Buffer::CreateError(Shape shape, MemorySpace* memory,
@@ -130,7 +142,11 @@ int Buffer::external_reference_count() const {
 }
 
 std::string Buffer::ToString() const {
-  return StrCat(shape_.ToString(), " in ", memory_->debug_string());
+  if (minor_to_major_.empty()) {
+    return StrCat(shape_.ToString(), " in ", memory_->debug_string());
+  }
+  return StrCat(shape_.ToString(), LayoutToString(minor_to_major_), " in ",
+                memory_->debug_string());
 }
 
 }  // namespace kiln::runtime

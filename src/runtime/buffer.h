@@ -1,6 +1,12 @@
 // A runtime buffer: a shape in a memory space, the storage holding its
 // bytes, and the event that fires when those bytes are final.
 //
+// The bytes are dense, in the order of the buffer's layout: XLA's
+// minor-to-major permutation of the dimensions (minor_to_major()[0] varies
+// fastest). Most buffers are row-major, the default, which is stored as an
+// empty permutation; frameworks ask for others (JAX's `Format`), and
+// executables take and give them where their program says so.
+//
 // Buffers are shared (std::shared_ptr) and immutable once ready. A buffer
 // can be created before its bytes exist (a transfer or, later, an
 // execution will write them): its ready event is pending until the writer
@@ -12,6 +18,7 @@
 
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "base/status.h"
 #include "runtime/event.h"
@@ -27,18 +34,22 @@ class Buffer {
  public:
   // A buffer of `shape` in `memory` whose bytes are `storage` (which must
   // hold at least shape.byte_size() bytes), final once `ready` fires.
-  static std::shared_ptr<Buffer> Create(Shape shape, MemorySpace* memory,
-                                        std::shared_ptr<Storage> storage,
-                                        std::shared_ptr<Event> ready);
+  // `minor_to_major` is its layout (empty or row-major: the default; any
+  // other must be a permutation of the dimensions, which callers check).
+  static std::shared_ptr<Buffer> Create(
+      Shape shape, MemorySpace* memory, std::shared_ptr<Storage> storage,
+      std::shared_ptr<Event> ready, std::vector<int64_t> minor_to_major = {});
 
   // A buffer with fresh zero-filled storage in `memory`, ready at once.
-  static StatusOr<std::shared_ptr<Buffer>> CreateZeroed(Shape shape,
-                                                        MemorySpace* memory);
+  static StatusOr<std::shared_ptr<Buffer>> CreateZeroed(
+      Shape shape, MemorySpace* memory,
+      std::vector<int64_t> minor_to_major = {});
 
   // A buffer with fresh storage whose ready event is pending: the caller
   // writes the bytes, then sets the event (see ready_event()).
-  static StatusOr<std::shared_ptr<Buffer>> CreatePending(Shape shape,
-                                                         MemorySpace* memory);
+  static StatusOr<std::shared_ptr<Buffer>> CreatePending(
+      Shape shape, MemorySpace* memory,
+      std::vector<int64_t> minor_to_major = {});
 
   // A buffer that holds no bytes, only `error`: its ready event carries it,
   // so every reader of the buffer gets the error.
@@ -53,6 +64,8 @@ class Buffer {
   MemorySpace* memory_space() const { return memory_; }
   Device* device() const { return memory_->device(); }
   const std::shared_ptr<Event>& ready_event() const { return ready_; }
+  // The layout: empty for row-major (see the file comment).
+  const std::vector<int64_t>& minor_to_major() const { return minor_to_major_; }
   // Bytes of storage the buffer takes (its dense row-major size).
   int64_t on_device_size() const { return shape_.byte_size(); }
 
@@ -86,13 +99,14 @@ class Buffer {
 
  private:
   Buffer(Shape shape, MemorySpace* memory, std::shared_ptr<Storage> storage,
-         std::shared_ptr<Event> ready);
+         std::shared_ptr<Event> ready, std::vector<int64_t> minor_to_major);
 
   Status DeletedError() const;
 
   const Shape shape_;
   MemorySpace* const memory_;
   const std::shared_ptr<Event> ready_;
+  const std::vector<int64_t> minor_to_major_;
 
   mutable std::mutex mutex_;
   std::shared_ptr<Storage> storage_;  // null once deleted

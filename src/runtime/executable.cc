@@ -6,6 +6,7 @@
 
 #include "base/fingerprint.h"
 #include "compile/compiler.h"
+#include "compile/memory_layouts.h"
 #include "compile/sharding.h"
 #include "compile/spmd_partition.h"
 #include "exec/collectives.h"
@@ -16,6 +17,7 @@
 #include "runtime/device.h"
 #include "runtime/storage.h"
 #include "runtime/tracing.h"
+#include "runtime/transfer.h"
 #include "runtime/work_queue.h"
 
 namespace kiln::runtime {
@@ -175,6 +177,19 @@ StatusOr<Shape> ShapeOf(const exec::ValueSpec& spec, std::string_view what) {
                               ", which no PJRT buffer can hold");
   }
   return Shape::Make(*dtype, spec.shape.dims);
+}
+
+// The shape of the value whose bytes are the row-major array `physical`
+// when laid out by `minor_to_major` (empty: row-major, the same shape).
+StatusOr<Shape> LogicalShape(const Shape& physical,
+                             const std::vector<int64_t>& minor_to_major) {
+  if (minor_to_major.empty()) return physical;
+  const size_t rank = physical.rank();
+  std::vector<int64_t> dims(rank);
+  for (size_t k = 0; k < rank; ++k) {
+    dims[minor_to_major[k]] = physical.dims()[rank - 1 - k];
+  }
+  return Shape::Make(physical.dtype(), dims);
 }
 
 // The memory kind a function argument or result asks for
@@ -503,6 +518,12 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
     }
   }
 
+  // Layouts other than row-major that the entry takes or gives: each
+  // position's program is rewritten to read and write the physical arrays.
+  ASSIGN_OR_RETURN(
+      compile::MemoryLayouts memory_layouts,
+      compile::ChooseMemoryLayouts(*module, spec.argument_layouts));
+
   // One plan per device position when the program asks which one it is or
   // is partitioned.
   int positions = std::max<int>(1, static_cast<int>(ids.size()));
@@ -524,6 +545,7 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
       std::vector<std::optional<compile::TileLayout>> result_layouts;
       RETURN_IF_ERROR(
           compile::PartitionModule(*partition, target, &result_layouts));
+      RETURN_IF_ERROR(compile::ApplyMemoryLayouts(*partition, memory_layouts));
       program_of_position = partition.get();
       // What the results go out as, where the program left them open too.
       if (position == 0) {
@@ -532,6 +554,11 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
               layout ? *layout : compile::TileLayout{}));
         }
       }
+    }
+    if (!partitioned && !memory_layouts.AllRowMajor()) {
+      partition = module->Clone();
+      RETURN_IF_ERROR(compile::ApplyMemoryLayouts(*partition, memory_layouts));
+      program_of_position = partition.get();
     }
     ASSIGN_OR_RETURN(std::unique_ptr<exec::Plan> plan,
                      compile::Compile(*program_of_position, options));
@@ -549,6 +576,9 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
         ir::func::Body(*entry).num_arguments()) {
       ASSIGN_OR_RETURN(info.memory_kind,
                        MemoryKindOf(ir::func::ArgAttrs(*entry, i), what));
+      ASSIGN_OR_RETURN(info.shape,
+                       LogicalShape(info.shape, memory_layouts.arguments[i]));
+      info.minor_to_major = memory_layouts.arguments[i];
     }
     executable->parameters_.push_back(std::move(info));
   }
@@ -563,6 +593,9 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
     if (results_match) {
       ASSIGN_OR_RETURN(info.memory_kind,
                        MemoryKindOf(ir::func::ResultAttrs(*entry, i), what));
+      ASSIGN_OR_RETURN(info.shape,
+                       LogicalShape(info.shape, memory_layouts.results[i]));
+      info.minor_to_major = memory_layouts.results[i];
     }
     executable->outputs_.push_back(std::move(info));
   }
@@ -727,6 +760,15 @@ Status Executable::CheckRequest(const ExecuteRequest& request) const {
 StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
     ExecuteRequest request) const {
   RETURN_IF_ERROR(CheckRequest(request));
+  // An argument in another layout than the program takes is laid out anew
+  // (the copy is the run's, so the caller's buffer is not donated).
+  for (size_t i = 0; i < request.arguments.size(); ++i) {
+    const std::vector<int64_t>& layout = parameters_[i].minor_to_major;
+    if (request.arguments[i]->minor_to_major() == layout) continue;
+    ASSIGN_OR_RETURN(request.arguments[i],
+                     Relayout(request.arguments[i], layout));
+    request.non_donatable.insert(static_cast<int>(i));
+  }
   ASSIGN_OR_RETURN(Target target, Resolve(request));
   Device* device = target.device;
   const std::shared_ptr<const exec::Plan>& plan = plans_[target.plan];
@@ -807,7 +849,7 @@ StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
   for (size_t i = 0; i < outputs_.size(); ++i) {
     prepared->result.outputs.push_back(Buffer::Create(
         outputs_[i].shape, device->memory_space(outputs_[i].memory_kind),
-        run->outputs[i], prepared->result.done));
+        run->outputs[i], prepared->result.done, outputs_[i].minor_to_major));
   }
   run->control.Register(client_runs_, this, prepared->result.outputs);
   prepared->run = std::move(run);

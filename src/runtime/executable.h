@@ -65,12 +65,19 @@ struct CompileSpec {
   // A portable executable has no fixed device: each execution names the
   // device it runs on. Needs one replica and one partition.
   bool portable = false;
+  // Layouts asked of the arguments by the compile options, minor-to-major
+  // (an empty entry: none asked), which win over the program's own
+  // `mhlo.layout_mode` (compile/memory_layouts.h).
+  std::vector<std::vector<int64_t>> argument_layouts;
 };
 
 // An argument or output of an executable.
 struct ValueInfo {
   Shape shape;
   MemoryKind memory_kind = MemoryKind::kDevice;
+  // The layout it is taken or given in (empty: row-major). Execute lays
+  // out an argument of another layout anew before the run reads it.
+  std::vector<int64_t> minor_to_major;
 };
 
 // Estimates of the work of one execution (PJRT_Executable_GetCostAnalysis).

@@ -126,6 +126,70 @@ StatusOr<std::vector<int64_t>> ByteStridesFromMinorToMajor(
   return strides;
 }
 
+bool IsRowMajorLayout(std::span<const int64_t> minor_to_major) {
+  const int64_t rank = static_cast<int64_t>(minor_to_major.size());
+  for (int64_t i = 0; i < rank; ++i) {
+    if (minor_to_major[i] != rank - 1 - i) return false;
+  }
+  return true;
+}
+
+Status CheckMinorToMajor(std::span<const int64_t> minor_to_major, size_t rank) {
+  if (minor_to_major.empty()) return OkStatus();
+  bool valid = minor_to_major.size() == rank;
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; valid && i < minor_to_major.size(); ++i) {
+    const int64_t dim = minor_to_major[i];
+    valid = dim >= 0 && dim < static_cast<int64_t>(rank) && !seen[dim];
+    if (valid) seen[dim] = true;
+  }
+  if (valid) return OkStatus();
+  return InvalidArgumentError("the layout ", LayoutToString(minor_to_major),
+                              " is not a permutation of ", rank,
+                              " dimensions");
+}
+
+std::string LayoutToString(std::span<const int64_t> minor_to_major) {
+  return StrCat("{", StrJoin(minor_to_major, ","), "}");
+}
+
+std::vector<int64_t> LayoutByteStrides(
+    const Shape& shape, std::span<const int64_t> minor_to_major) {
+  if (minor_to_major.empty()) return DenseByteStrides(shape);
+  std::vector<int64_t> strides(shape.rank());
+  int64_t stride = StorageBytes(shape.dtype());
+  for (int64_t dim : minor_to_major) {
+    strides[dim] = stride;
+    stride *= std::max<int64_t>(shape.dims()[dim], 1);
+  }
+  return strides;
+}
+
+std::vector<int64_t> PhysicalDims(std::span<const int64_t> dims,
+                                  std::span<const int64_t> minor_to_major) {
+  if (minor_to_major.empty()) return {dims.begin(), dims.end()};
+  std::vector<int64_t> physical;
+  physical.reserve(dims.size());
+  for (size_t i = minor_to_major.size(); i-- > 0;) {
+    physical.push_back(dims[minor_to_major[i]]);
+  }
+  return physical;
+}
+
+void CopyStrided(const Shape& shape, const void* src,
+                 std::span<const int64_t> src_strides, void* dst,
+                 std::span<const int64_t> dst_strides) {
+  if (IsDenseRowMajor(shape, dst_strides)) {
+    GatherToDense(shape, src, src_strides, dst);
+  } else if (IsDenseRowMajor(shape, src_strides)) {
+    ScatterFromDense(shape, src, dst, dst_strides);
+  } else {
+    std::vector<uint8_t> dense(static_cast<size_t>(shape.byte_size()));
+    GatherToDense(shape, src, src_strides, dense.data());
+    ScatterFromDense(shape, dense.data(), dst, dst_strides);
+  }
+}
+
 bool IsDenseRowMajor(const Shape& shape,
                      std::span<const int64_t> byte_strides) {
   if (byte_strides.size() != shape.rank()) return false;

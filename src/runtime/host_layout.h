@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "base/status.h"
@@ -21,6 +22,27 @@ std::vector<int64_t> DenseByteStrides(const Shape& shape);
 // fastest). INVALID_ARGUMENT unless it is a permutation of the dimensions.
 StatusOr<std::vector<int64_t>> ByteStridesFromMinorToMajor(
     const Shape& shape, std::span<const int64_t> minor_to_major);
+
+// Whether `minor_to_major` is the row-major layout (rank-1, ..., 0); an
+// empty one counts as row-major, as Buffer stores it.
+bool IsRowMajorLayout(std::span<const int64_t> minor_to_major);
+
+// OK when `minor_to_major` is a permutation of the `rank` dimensions (or
+// empty); INVALID_ARGUMENT naming it otherwise.
+Status CheckMinorToMajor(std::span<const int64_t> minor_to_major, size_t rank);
+
+// "{1,0}": XLA's text of a layout (and what PjRtLayout serializes to).
+std::string LayoutToString(std::span<const int64_t> minor_to_major);
+
+// Byte strides of a buffer of `shape` laid out by `minor_to_major` (checked
+// by CheckMinorToMajor; empty: row-major).
+std::vector<int64_t> LayoutByteStrides(const Shape& shape,
+                                       std::span<const int64_t> minor_to_major);
+
+// The dimensions of the dense row-major array whose bytes are those of a
+// `dims` array laid out by `minor_to_major`: most major first.
+std::vector<int64_t> PhysicalDims(std::span<const int64_t> dims,
+                                  std::span<const int64_t> minor_to_major);
 
 // Whether `byte_strides` describe the dense row-major layout of `shape`
 // (strides of dimensions of size 1 do not matter).
@@ -57,6 +79,12 @@ void GatherToDense(const Shape& shape, const void* src,
 // out by `dst_strides`.
 void ScatterFromDense(const Shape& shape, const void* src, void* dst,
                       std::span<const int64_t> dst_strides);
+
+// Copies the elements of `shape` from `src` laid out by `src_strides` to
+// `dst` laid out by `dst_strides` (both checked; the two must not overlap).
+void CopyStrided(const Shape& shape, const void* src,
+                 std::span<const int64_t> src_strides, void* dst,
+                 std::span<const int64_t> dst_strides);
 
 }  // namespace kiln::runtime
 

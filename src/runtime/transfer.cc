@@ -51,15 +51,28 @@ StatusOr<std::shared_ptr<Storage>> StorageForRead(const Buffer& buffer) {
   return buffer.AcquireStorage();
 }
 
-void CopyIntoDense(const Shape& shape, const void* data,
-                   const std::optional<std::vector<int64_t>>& strides,
-                   Storage& storage) {
-  if (strides.has_value()) {
+// Copies host elements into a buffer's storage: `strides` are the host's
+// (nullopt: dense row-major), `device_strides` the buffer layout's (empty:
+// row-major).
+void CopyIntoStorage(const Shape& shape, const void* data,
+                     const std::optional<std::vector<int64_t>>& strides,
+                     const std::vector<int64_t>& device_strides,
+                     Storage& storage) {
+  if (!device_strides.empty()) {
+    CopyStrided(shape, data, strides ? *strides : DenseByteStrides(shape),
+                storage.data(), device_strides);
+  } else if (strides.has_value()) {
     GatherToDense(shape, data, *strides, storage.data());
   } else if (shape.byte_size() > 0) {
     std::memcpy(storage.data(), data, shape.byte_size());
   }
   CanonicalizeElements(shape.dtype(), storage.data(), shape.element_count());
+}
+
+// The byte strides of `buffer`'s storage, or empty when it is row-major.
+std::vector<int64_t> StorageStrides(const Buffer& buffer) {
+  if (buffer.minor_to_major().empty()) return {};
+  return LayoutByteStrides(buffer.shape(), buffer.minor_to_major());
 }
 
 bool IsAligned(const void* data, size_t alignment) {
@@ -81,9 +94,17 @@ Status CheckRawRange(const Buffer& buffer, int64_t offset, int64_t size) {
 StatusOr<HostTransfer> TransferFromHost(
     const void* data, const Shape& shape,
     std::optional<std::span<const int64_t>> byte_strides,
-    HostBufferSemantics semantics, MemorySpace* memory) {
+    HostBufferSemantics semantics, MemorySpace* memory,
+    std::span<const int64_t> device_minor_to_major) {
   KILN_CHECK(memory != nullptr);
   RETURN_IF_ERROR(CheckAddressable(*memory));
+  RETURN_IF_ERROR(CheckMinorToMajor(device_minor_to_major, shape.rank()));
+  std::vector<int64_t> layout;
+  std::vector<int64_t> device_strides;
+  if (!IsRowMajorLayout(device_minor_to_major)) {
+    layout.assign(device_minor_to_major.begin(), device_minor_to_major.end());
+    device_strides = LayoutByteStrides(shape, layout);
+  }
   if (data == nullptr && shape.byte_size() > 0) {
     return InvalidArgumentError("the host data for ", shape.ToString(), " (",
                                 shape.byte_size(), " bytes) is null");
@@ -102,7 +123,8 @@ StatusOr<HostTransfer> TransferFromHost(
   const bool zero_copy =
       (semantics == HostBufferSemantics::kImmutableZeroCopy ||
        semantics == HostBufferSemantics::kMutableZeroCopy) &&
-      !strides.has_value() && info.canonicalize == Canonicalize::kNone &&
+      !strides.has_value() && layout.empty() &&
+      info.canonicalize == Canonicalize::kNone &&
       shape.byte_size() > 0 && IsAligned(data, kMinExternalAlignment);
   if (zero_copy) {
     // The buffer borrows the host memory; the owner gets it back (the done
@@ -117,19 +139,21 @@ StatusOr<HostTransfer> TransferFromHost(
         std::move(done)};
   }
   ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
-                   Buffer::CreatePending(shape, memory));
+                   Buffer::CreatePending(shape, memory, std::move(layout)));
   ASSIGN_OR_RETURN(std::shared_ptr<Storage> storage, buffer->AcquireStorage());
   if (semantics == HostBufferSemantics::kImmutableOnlyDuringCall) {
-    CopyIntoDense(shape, data, strides, *storage);
+    CopyIntoStorage(shape, data, strides, device_strides, *storage);
     buffer->ready_event()->Set().IgnoreError();
     return HostTransfer{std::move(buffer), Event::CreateReady()};
   }
   // The host memory stays valid until `done` fires: copy on the queue.
   std::shared_ptr<Event> done = Event::Create();
   memory->device()->queue()->Enqueue(
-      [shape, data, strides = std::move(strides), storage = std::move(storage),
-       ready = buffer->ready_event(), done]() mutable {
-        CopyIntoDense(shape, data, strides, *storage);
+      [shape, data, strides = std::move(strides),
+       device_strides = std::move(device_strides),
+       storage = std::move(storage), ready = buffer->ready_event(),
+       done]() mutable {
+        CopyIntoStorage(shape, data, strides, device_strides, *storage);
         storage.reset();  // the buffer holds it; this task is done with it
         // The host memory is released first, so whoever sees the buffer ready
         // also sees the transfer's done callbacks finished.
@@ -169,8 +193,12 @@ StatusOr<std::shared_ptr<Event>> TransferToHost(
   std::shared_ptr<Event> done = Event::Create();
   RunWhenReady(
       buffer->ready_event(), buffer->device()->queue(),
-      [shape, storage = std::move(storage), dst, strides = std::move(strides)] {
-        if (strides.has_value()) {
+      [shape, storage = std::move(storage), dst, strides = std::move(strides),
+       device_strides = StorageStrides(*buffer)] {
+        if (!device_strides.empty()) {
+          CopyStrided(shape, storage->data(), device_strides, dst,
+                      strides ? *strides : DenseByteStrides(shape));
+        } else if (strides.has_value()) {
           ScatterFromDense(shape, storage->data(), dst, *strides);
         } else if (shape.byte_size() > 0) {
           std::memcpy(dst, storage->data(), shape.byte_size());
@@ -250,13 +278,36 @@ StatusOr<std::shared_ptr<Buffer>> CopyToMemory(
   RETURN_IF_ERROR(CheckAddressable(*memory));
   ASSIGN_OR_RETURN(std::shared_ptr<Storage> source, StorageForRead(*buffer));
   ASSIGN_OR_RETURN(std::shared_ptr<Buffer> copy,
-                   Buffer::CreatePending(buffer->shape(), memory));
+                   Buffer::CreatePending(buffer->shape(), memory,
+                                         buffer->minor_to_major()));
   ASSIGN_OR_RETURN(std::shared_ptr<Storage> target, copy->AcquireStorage());
   const int64_t bytes = buffer->on_device_size();
   RunWhenReady(
       buffer->ready_event(), memory->device()->queue(),
       [source = std::move(source), target = std::move(target), bytes] {
         if (bytes > 0) std::memcpy(target->data(), source->data(), bytes);
+        return OkStatus();
+      },
+      copy->ready_event());
+  return copy;
+}
+
+StatusOr<std::shared_ptr<Buffer>> Relayout(
+    const std::shared_ptr<Buffer>& buffer,
+    std::span<const int64_t> minor_to_major) {
+  const Shape& shape = buffer->shape();
+  RETURN_IF_ERROR(CheckMinorToMajor(minor_to_major, shape.rank()));
+  ASSIGN_OR_RETURN(std::shared_ptr<Storage> source, StorageForRead(*buffer));
+  std::vector<int64_t> layout(minor_to_major.begin(), minor_to_major.end());
+  ASSIGN_OR_RETURN(std::shared_ptr<Buffer> copy,
+                   Buffer::CreatePending(shape, buffer->memory_space(), layout));
+  ASSIGN_OR_RETURN(std::shared_ptr<Storage> target, copy->AcquireStorage());
+  RunWhenReady(
+      buffer->ready_event(), buffer->device()->queue(),
+      [shape, source = std::move(source), target = std::move(target),
+       from = LayoutByteStrides(shape, buffer->minor_to_major()),
+       to = LayoutByteStrides(shape, layout)] {
+        CopyStrided(shape, source->data(), from, target->data(), to);
         return OkStatus();
       },
       copy->ready_event());

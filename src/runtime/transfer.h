@@ -44,11 +44,14 @@ struct HostTransfer {
 // Makes a buffer of `shape` in `memory` from host memory at `data`, laid
 // out by `byte_strides` (dense row-major when nullopt). Sub-byte and
 // boolean elements arrive one per byte and are canonicalized (see
-// CanonicalizeElements); such buffers are never zero-copy.
+// CanonicalizeElements); such buffers are never zero-copy. The buffer's
+// layout is `device_minor_to_major` (empty: row-major; checked here);
+// buffers of another layout than row-major are never zero-copy either.
 StatusOr<HostTransfer> TransferFromHost(
     const void* data, const Shape& shape,
     std::optional<std::span<const int64_t>> byte_strides,
-    HostBufferSemantics semantics, MemorySpace* memory);
+    HostBufferSemantics semantics, MemorySpace* memory,
+    std::span<const int64_t> device_minor_to_major = {});
 
 // Copies the elements of `buffer` into `dst_size` bytes at `dst`, laid out
 // by `byte_strides` (dense row-major when nullopt). The event fires once
@@ -77,9 +80,17 @@ struct DeferredRawCopy {
 StatusOr<DeferredRawCopy> CopyRawToHostDeferred(
     const std::shared_ptr<Buffer>& buffer, int64_t offset, int64_t size);
 
-// A new buffer in `memory` with the same shape and bytes as `buffer`.
+// A new buffer in `memory` with the same shape, layout and bytes as
+// `buffer`.
 StatusOr<std::shared_ptr<Buffer>> CopyToMemory(
     const std::shared_ptr<Buffer>& buffer, MemorySpace* memory);
+
+// A new buffer in `buffer`'s memory with its elements laid out by
+// `minor_to_major` (empty: row-major; checked here), copied on the device's
+// queue once `buffer` is ready.
+StatusOr<std::shared_ptr<Buffer>> Relayout(
+    const std::shared_ptr<Buffer>& buffer,
+    std::span<const int64_t> minor_to_major);
 
 }  // namespace kiln::runtime
 

@@ -1,8 +1,11 @@
 // Host layouts: strided uploads (BufferFromHostBuffer byte_strides) and
-// laid-out downloads (ToHostBuffer host_layout, tiled or strided), checked
-// against values computed here from element indices.
+// laid-out downloads (ToHostBuffer host_layout, tiled or strided); device
+// layouts (BufferFromHostBuffer device_layout) and the layouts executables
+// take and give (the Layouts extension); all checked against values
+// computed here from element indices.
 #include <cstring>
 
+#include "pjrt/extensions.h"
 #include "plugin_harness.h"
 
 namespace kiln::testing {
@@ -239,37 +242,282 @@ TEST_F(BufferLayoutTest, UploadStridesMustMatchTheRank) {
             PJRT_Error_Code_INVALID_ARGUMENT);
 }
 
-TEST_F(BufferLayoutTest, DeviceLayoutsOtherThanRowMajorAreUnimplemented) {
-  std::vector<float> data = RowMajor2x3();
-  std::vector<int64_t> dims = {2, 3};
-  std::vector<int64_t> row_major_order = {1, 0};
+// The bytes of the 2x3 test matrix in column-major order, by hand.
+std::vector<float> ColumnMajor2x3() {
+  std::vector<float> values;
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 2; ++i) values.push_back(Value(i, j));
+  return values;
+}
+
+class DeviceLayoutTest : public BufferLayoutTest {
+ protected:
+  // BufferFromHostBuffer of the row-major 2x3 matrix with `layout` as the
+  // device layout; returns the error, or sets *buffer.
+  ErrorInfo UploadWithDeviceLayout(PJRT_Buffer_MemoryLayout* layout,
+                                   PJRT_Buffer** buffer) {
+    static const std::vector<float> data = RowMajor2x3();
+    static const std::vector<int64_t> dims = {2, 3};
+    auto args = KILN_ARGS(PJRT_Client_BufferFromHostBuffer_Args);
+    args.client = client_;
+    args.data = data.data();
+    args.type = PJRT_Buffer_Type_F32;
+    args.dims = dims.data();
+    args.num_dims = 2;
+    args.device = Devices()[0];
+    // Copied during the call (zero-copy would hold the host memory until
+    // the buffer goes, so its done event would not fire here).
+    args.host_buffer_semantics =
+        PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
+    args.device_layout = layout;
+    ErrorInfo call =
+        TakeError(api_, api_->PJRT_Client_BufferFromHostBuffer(&args));
+    if (call.code != PJRT_Error_Code_OK) return call;
+    EXPECT_EQ(AwaitAndDestroy(args.done_with_host_buffer).code,
+              PJRT_Error_Code_OK);
+    *buffer = args.buffer;
+    return call;
+  }
+  std::vector<int64_t> ReportedOrder(PJRT_Buffer* buffer) {
+    auto layout = KILN_ARGS(PJRT_Buffer_GetMemoryLayout_Args);
+    layout.buffer = buffer;
+    PJRT_EXPECT_OK(api_, api_->PJRT_Buffer_GetMemoryLayout(&layout));
+    EXPECT_EQ(layout.layout.type, PJRT_Buffer_MemoryLayout_Type_Tiled);
+    EXPECT_EQ(layout.layout.tiled.num_tiles, 0u);
+    return std::vector<int64_t>(
+        layout.layout.tiled.minor_to_major,
+        layout.layout.tiled.minor_to_major +
+            layout.layout.tiled.minor_to_major_size);
+  }
+  std::vector<float> RawF32(PJRT_Buffer* buffer, size_t count) {
+    std::vector<float> out(count, -1.0f);
+    auto args = KILN_ARGS(PJRT_Buffer_CopyRawToHost_Args);
+    args.buffer = buffer;
+    args.dst = out.data();
+    args.offset = 0;
+    args.transfer_size = static_cast<int64_t>(count * sizeof(float));
+    PJRT_EXPECT_OK(api_, api_->PJRT_Buffer_CopyRawToHost(&args));
+    EXPECT_EQ(AwaitAndDestroy(args.event).code, PJRT_Error_Code_OK);
+    return out;
+  }
+};
+
+TEST_F(DeviceLayoutTest, ColumnMajorDeviceLayoutIsKeptAndReported) {
   std::vector<int64_t> column_major_order = {0, 1};
-  PJRT_Buffer_MemoryLayout row_major = TiledLayout(row_major_order);
   PJRT_Buffer_MemoryLayout column_major = TiledLayout(column_major_order);
-  auto args = KILN_ARGS(PJRT_Client_BufferFromHostBuffer_Args);
-  args.client = client_;
-  args.data = data.data();
-  args.type = PJRT_Buffer_Type_F32;
-  args.dims = dims.data();
-  args.num_dims = 2;
-  args.device = Devices()[0];
-  args.device_layout = &column_major;
-  EXPECT_EQ(TakeError(api_, api_->PJRT_Client_BufferFromHostBuffer(&args)).code,
-            PJRT_Error_Code_UNIMPLEMENTED);
-  args.device_layout = &row_major;
-  PJRT_ASSERT_OK(api_, api_->PJRT_Client_BufferFromHostBuffer(&args));
-  EXPECT_EQ(AwaitAndDestroy(args.done_with_host_buffer).code,
+  PJRT_Buffer* buffer = nullptr;
+  ASSERT_EQ(UploadWithDeviceLayout(&column_major, &buffer).code,
             PJRT_Error_Code_OK);
-  // The buffer reports its layout: dense, the last dimension most minor.
-  auto layout = KILN_ARGS(PJRT_Buffer_GetMemoryLayout_Args);
-  layout.buffer = args.buffer;
-  PJRT_ASSERT_OK(api_, api_->PJRT_Buffer_GetMemoryLayout(&layout));
-  EXPECT_EQ(layout.layout.type, PJRT_Buffer_MemoryLayout_Type_Tiled);
-  EXPECT_EQ(layout.layout.tiled.num_tiles, 0u);
-  ASSERT_EQ(layout.layout.tiled.minor_to_major_size, 2u);
-  EXPECT_EQ(layout.layout.tiled.minor_to_major[0], 1);
-  EXPECT_EQ(layout.layout.tiled.minor_to_major[1], 0);
-  DestroyBuffer(args.buffer);
+  EXPECT_EQ(ReportedOrder(buffer), column_major_order);
+  // Its bytes are column-major; reading it back gives the values in
+  // row-major order, or in any host layout asked.
+  EXPECT_EQ(RawF32(buffer, 6), ColumnMajor2x3());
+  EXPECT_EQ(DownloadF32(buffer), RowMajor2x3());
+  std::vector<float> out(6, -1.0f);
+  PJRT_Buffer_MemoryLayout host = TiledLayout(column_major_order);
+  ASSERT_EQ(DownloadWithLayout(buffer, &host, out.data(), 24).code,
+            PJRT_Error_Code_OK);
+  EXPECT_EQ(out, ColumnMajor2x3());
+  // A copy to another device keeps the layout.
+  auto copy = KILN_ARGS(PJRT_Buffer_CopyToDevice_Args);
+  copy.buffer = buffer;
+  copy.dst_device = Devices()[0];
+  PJRT_ASSERT_OK(api_, api_->PJRT_Buffer_CopyToDevice(&copy));
+  EXPECT_EQ(ReportedOrder(copy.dst_buffer), column_major_order);
+  EXPECT_EQ(DownloadF32(copy.dst_buffer), RowMajor2x3());
+  DestroyBuffer(copy.dst_buffer);
+  DestroyBuffer(buffer);
+}
+
+TEST_F(DeviceLayoutTest, DenseStridesNameAnOrder) {
+  // Strides of the column-major layout: element (i, j) at 4i + 8j.
+  std::vector<int64_t> strides = {4, 8};
+  PJRT_Buffer_MemoryLayout layout = StridedLayout(strides);
+  PJRT_Buffer* buffer = nullptr;
+  ASSERT_EQ(UploadWithDeviceLayout(&layout, &buffer).code, PJRT_Error_Code_OK);
+  EXPECT_EQ(ReportedOrder(buffer), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(RawF32(buffer, 6), ColumnMajor2x3());
+  DestroyBuffer(buffer);
+}
+
+TEST_F(DeviceLayoutTest, RowMajorIsTheDefault) {
+  std::vector<int64_t> row_major_order = {1, 0};
+  PJRT_Buffer_MemoryLayout row_major = TiledLayout(row_major_order);
+  for (PJRT_Buffer_MemoryLayout* layout :
+       {static_cast<PJRT_Buffer_MemoryLayout*>(nullptr), &row_major}) {
+    PJRT_Buffer* buffer = nullptr;
+    ASSERT_EQ(UploadWithDeviceLayout(layout, &buffer).code,
+              PJRT_Error_Code_OK);
+    EXPECT_EQ(ReportedOrder(buffer), row_major_order);
+    EXPECT_EQ(RawF32(buffer, 6), RowMajor2x3());
+    DestroyBuffer(buffer);
+  }
+}
+
+TEST_F(DeviceLayoutTest, TilesGapsAndBadOrdersAreRefused) {
+  std::vector<int64_t> order = {1, 0};
+  std::vector<int64_t> tile_dims = {8, 128};
+  std::vector<size_t> tile_sizes = {2};
+  PJRT_Buffer_MemoryLayout tiled = TiledLayout(order);
+  tiled.tiled.tile_dims = tile_dims.data();
+  tiled.tiled.tile_dim_sizes = tile_sizes.data();
+  tiled.tiled.num_tiles = 1;
+  PJRT_Buffer* buffer = nullptr;
+  EXPECT_EQ(UploadWithDeviceLayout(&tiled, &buffer).code,
+            PJRT_Error_Code_UNIMPLEMENTED);
+  std::vector<int64_t> padded = {20, 4};  // rows padded to 5 elements
+  PJRT_Buffer_MemoryLayout gaps = StridedLayout(padded);
+  EXPECT_EQ(UploadWithDeviceLayout(&gaps, &buffer).code,
+            PJRT_Error_Code_UNIMPLEMENTED);
+  for (std::vector<int64_t> bad :
+       {std::vector<int64_t>{0, 0}, std::vector<int64_t>{2, 0},
+        std::vector<int64_t>{0}}) {
+    PJRT_Buffer_MemoryLayout layout = TiledLayout(bad);
+    EXPECT_EQ(UploadWithDeviceLayout(&layout, &buffer).code,
+              PJRT_Error_Code_INVALID_ARGUMENT);
+  }
+}
+
+// A program that takes its argument and gives its result in layouts that
+// JAX's `mhlo.layout_mode` names: the executable reports them through the
+// Layouts extension, writes its output in its layout, and lays out anew an
+// argument that arrives in another.
+constexpr std::string_view kLayoutProgram = R"mlir(
+func.func @main(%x: tensor<2x3xf32> {mhlo.layout_mode = "{0,1}"})
+    -> (tensor<3x2xf32> {mhlo.layout_mode = "{0,1}"},
+        tensor<2x3xf32> {mhlo.layout_mode = "default"}) {
+  %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %two = stablehlo.constant dense<2.0> : tensor<2x3xf32>
+  %y = stablehlo.multiply %x, %two : tensor<2x3xf32>
+  return %t, %y : tensor<3x2xf32>, tensor<2x3xf32>
+}
+)mlir";
+
+class ExecutableLayoutTest : public DeviceLayoutTest {
+ protected:
+  const PJRT_Layouts_Extension* Layouts() {
+    for (const PJRT_Extension_Base* e = api_->extension_start; e != nullptr;
+         e = e->next) {
+      if (e->type == PJRT_Extension_Type_Layouts) {
+        return reinterpret_cast<const PJRT_Layouts_Extension*>(e);
+      }
+    }
+    return nullptr;
+  }
+  std::string Serialized(const PJRT_Layouts_Extension* ext,
+                         PJRT_Layouts_MemoryLayout* layout) {
+    auto args = KILN_ARGS(PJRT_Layouts_MemoryLayout_Serialize_Args);
+    args.layout = layout;
+    PJRT_EXPECT_OK(api_, ext->PJRT_Layouts_MemoryLayout_Serialize(&args));
+    std::string text(args.serialized_bytes, args.serialized_bytes_size);
+    args.serialized_layout_deleter(args.serialized_layout);
+    return text;
+  }
+};
+
+TEST_F(ExecutableLayoutTest, ReportsTheLayoutsItTakesAndGives) {
+  const PJRT_Layouts_Extension* ext = Layouts();
+  ASSERT_NE(ext, nullptr);
+  PJRT_LoadedExecutable* loaded = Compile(kLayoutProgram);
+  ASSERT_NE(loaded, nullptr);
+  PJRT_Executable* executable = GetExecutable(loaded);
+  auto parameters =
+      KILN_ARGS(PJRT_Layouts_PJRT_Executable_GetParameterLayouts_Args);
+  parameters.executable = executable;
+  PJRT_ASSERT_OK(api_,
+                 ext->PJRT_Layouts_PJRT_Executable_GetParameterLayouts(
+                     &parameters));
+  ASSERT_EQ(parameters.num_parameters, 1u);
+  EXPECT_EQ(Serialized(ext, parameters.layouts[0]), "{0,1}");
+  auto outputs = KILN_ARGS(PJRT_Layouts_PJRT_Executable_GetOutputLayouts_Args);
+  outputs.executable = executable;
+  PJRT_ASSERT_OK(api_,
+                 ext->PJRT_Layouts_PJRT_Executable_GetOutputLayouts(&outputs));
+  ASSERT_EQ(outputs.num_outputs, 2u);
+  EXPECT_EQ(Serialized(ext, outputs.layouts[0]), "{0,1}");
+  EXPECT_EQ(Serialized(ext, outputs.layouts[1]), "{1,0}");
+  // Dimensions stay the logical ones.
+  auto dims = KILN_ARGS(PJRT_Executable_OutputDimensions_Args);
+  dims.executable = executable;
+  PJRT_ASSERT_OK(api_, api_->PJRT_Executable_OutputDimensions(&dims));
+  ASSERT_EQ(dims.num_outputs, 2u);
+  EXPECT_EQ(std::vector<int64_t>(dims.dims, dims.dims + 4),
+            (std::vector<int64_t>{3, 2, 2, 3}));
+  // Default layouts are row-major, and belong to the caller.
+  std::vector<int64_t> shape = {4, 5, 6};
+  auto client_default =
+      KILN_ARGS(PJRT_Layouts_PJRT_Client_GetDefaultLayout_Args);
+  client_default.client = client_;
+  client_default.type = PJRT_Buffer_Type_F32;
+  client_default.dims = shape.data();
+  client_default.num_dims = shape.size();
+  PJRT_ASSERT_OK(api_, ext->PJRT_Layouts_PJRT_Client_GetDefaultLayout(
+                           &client_default));
+  EXPECT_EQ(Serialized(ext, client_default.layout), "{2,1,0}");
+  auto destroy = KILN_ARGS(PJRT_Layouts_MemoryLayout_Destroy_Args);
+  destroy.layout = client_default.layout;
+  PJRT_EXPECT_OK(api_, ext->PJRT_Layouts_MemoryLayout_Destroy(&destroy));
+  DestroyExecutable(executable);
+  DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(ExecutableLayoutTest, RunsOnArgumentsOfEitherLayout) {
+  const PJRT_Layouts_Extension* ext = Layouts();
+  ASSERT_NE(ext, nullptr);
+  PJRT_LoadedExecutable* loaded = Compile(kLayoutProgram);
+  ASSERT_NE(loaded, nullptr);
+  std::vector<int64_t> column_major_order = {0, 1};
+  PJRT_Buffer_MemoryLayout column_major = TiledLayout(column_major_order);
+  PJRT_Buffer* in_layout = nullptr;
+  ASSERT_EQ(UploadWithDeviceLayout(&column_major, &in_layout).code,
+            PJRT_Error_Code_OK);
+  PJRT_Buffer* row_major = nullptr;
+  ASSERT_EQ(UploadWithDeviceLayout(nullptr, &row_major).code,
+            PJRT_Error_Code_OK);
+  // Expected values, by hand: the transpose (3x2, element (j, i) is
+  // Value(i, j)) and the doubled matrix.
+  std::vector<float> transposed;
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 2; ++i) transposed.push_back(Value(i, j));
+  std::vector<float> doubled = RowMajor2x3();
+  for (float& v : doubled) v *= 2;
+  for (PJRT_Buffer* argument : {in_layout, row_major}) {
+    std::vector<PJRT_Buffer*> outputs = ExecuteAndAwait(loaded, {argument});
+    ASSERT_EQ(outputs.size(), 2u);
+    EXPECT_EQ(DownloadF32(outputs[0]), transposed);
+    EXPECT_EQ(DownloadF32(outputs[1]), doubled);
+    EXPECT_EQ(ReportedOrder(outputs[0]), column_major_order);
+    EXPECT_EQ(ReportedOrder(outputs[1]), (std::vector<int64_t>{1, 0}));
+    // {0,1} bytes of the 3x2 transpose: its columns, i.e. the 2x3 matrix
+    // row by row.
+    EXPECT_EQ(RawF32(outputs[0], 6), RowMajor2x3());
+    DestroyBuffers(outputs);
+    // The argument was laid out anew for the run, not consumed.
+    EXPECT_FALSE(IsDeleted(argument));
+  }
+  DestroyBuffer(in_layout);
+  DestroyBuffer(row_major);
+  DestroyLoadedExecutable(loaded);
+}
+
+TEST_F(ExecutableLayoutTest, BadLayoutModesAreCompileErrors) {
+  for (auto [mode, code] : std::vector<std::pair<std::string, PJRT_Error_Code>>{
+           {"{0,0}", PJRT_Error_Code_INVALID_ARGUMENT},
+           {"{0}", PJRT_Error_Code_INVALID_ARGUMENT},
+           {"{1,x}", PJRT_Error_Code_INVALID_ARGUMENT},
+           {"sideways", PJRT_Error_Code_INVALID_ARGUMENT},
+           {"{1,0:T(8,128)}", PJRT_Error_Code_UNIMPLEMENTED}}) {
+    SCOPED_TRACE(mode);
+    std::string program =
+        "func.func @main(%x: tensor<2x3xf32> {mhlo.layout_mode = \"" + mode +
+        "\"}) -> tensor<2x3xf32> {\n  return %x : tensor<2x3xf32>\n}\n";
+    PJRT_LoadedExecutable* loaded = nullptr;
+    ErrorInfo error = TryCompile(program, JaxCompileOptions(), &loaded);
+    EXPECT_EQ(error.code, code) << Describe(error);
+    EXPECT_NE(error.message.find("argument 0"), std::string::npos)
+        << error.message;
+    if (loaded != nullptr) DestroyLoadedExecutable(loaded);
+  }
 }
 
 }  // namespace
