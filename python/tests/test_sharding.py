@@ -254,3 +254,34 @@ def test_output_shardings_of_a_compiled_program():
                                                        build)
     assert k_sharding.spec == c_sharding.spec
     assert_same_placement(k_out, c_out)
+
+
+@pytest.mark.parametrize("spec,shape", [
+    (P("x", "y"), (4, 2)),
+    (P(None, "x"), (4, 2)),
+    (P("x"), (8,)),
+    (P(), (4, 2)),
+])
+def test_inspect_array_sharding(spec, shape):
+    """The callback hears the sharding the partitioner gives the value."""
+    x = np.arange(8 * 16, dtype=np.float32).reshape(8, 16)
+
+    def build(mesh):
+        seen = []
+
+        def f(v):
+            w = jnp.sin(v) * 2
+            jax.debug.inspect_array_sharding(w, callback=seen.append)
+            return w + 1
+
+        a = jax.device_put(x, NamedSharding(mesh, spec))
+        out = jax.jit(f)(a)
+        assert len(seen) == 1, seen
+        return seen[0], out
+
+    names = ("x", "y")[:len(shape)]
+    (k_seen, k_out), (c_seen, c_out) = on_both(shape, names, build)
+    assert len(k_seen.device_set) == len(c_seen.device_set) == int(np.prod(shape))
+    assert k_seen.is_equivalent_to(
+        NamedSharding(mesh_of(KILN_PLATFORM, shape, names), c_seen.spec), 2)
+    assert_close(np.asarray(k_out), np.asarray(c_out))

@@ -92,7 +92,7 @@ const CustomCallRegistry& CustomCallRegistry::Builtin() {
           "xla.sdy.Sharding", "xla.sdy.GlobalToLocalShape",
           "xla.sdy.LocalToGlobalShape", "xla.sdy.FuncResultSharding",
           "xla.sdy.ShardingGroup", "xla.sdy.PropagationBarrier",
-          "LayoutConstraint"}) {
+          "LayoutConstraint", "InspectSharding"}) {
       r->Register(name, LowerAsIdentity);
     }
     r->Register("kiln_python_callback", LowerHostCallback);

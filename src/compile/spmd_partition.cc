@@ -1,6 +1,7 @@
 #include "compile/spmd_partition.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -244,6 +245,56 @@ std::vector<int64_t> DotFreeDims(int64_t rank,
 
 // Ops whose result element i depends on their operands' elements i only:
 // a sharding of an operand is one of the result.
+std::atomic<bool> inspect_sharding_allowed{false};
+
+// XLA's layouts for `@InspectSharding`'s backend_config (extern "C" in
+// xla/python/inspect_sharding.h): the callback gets the serialized sharding
+// and may leave an error, which its free_error releases.
+extern "C" {
+struct InspectShardingArgs {
+  char* sharding_spec;
+  size_t sharding_spec_size;
+  const char* error_txt;  // out
+  void* error_scratch;
+  void (*free_error)(InspectShardingArgs* args);
+};
+struct InspectShardingCallback {
+  void (*call)(void* data, InspectShardingArgs* args);
+  void* data;
+};
+}
+
+// Calls the `@InspectSharding` callback `op` names (see spmd_partition.h)
+// with `layout`, where the process allows it.
+Status CallInspectSharding(const Operation& op, const TileLayout& layout) {
+  if (!inspect_sharding_allowed.load()) return OkStatus();
+  Attribute config = op.GetAttr("backend_config");
+  if (!config.is(AttrKind::kString) ||
+      config.string_value().size() != sizeof(InspectShardingCallback)) {
+    return InvalidArgumentError(
+        op.loc().ToString(), ": @InspectSharding's backend_config must be ",
+        sizeof(InspectShardingCallback),
+        " bytes, the callback JAX's inspect_array_sharding writes");
+  }
+  InspectShardingCallback callback;
+  std::memcpy(&callback, config.string_value().data(), sizeof(callback));
+  if (callback.call == nullptr) {
+    return InvalidArgumentError(op.loc().ToString(),
+                                ": @InspectSharding names no callback");
+  }
+  std::string sharding = SerializeOpSharding(layout);
+  InspectShardingArgs args{};
+  args.sharding_spec = sharding.data();
+  args.sharding_spec_size = sharding.size();
+  callback.call(callback.data, &args);
+  if (args.error_txt == nullptr) return OkStatus();
+  Status error = InternalError(op.loc().ToString(),
+                               ": inspect_array_sharding's callback failed: ",
+                               args.error_txt);
+  if (args.free_error != nullptr) args.free_error(&args);
+  return error;
+}
+
 bool IsElementwise(const Operation& op) {
   static const std::set<std::string_view> kNames = {
       "stablehlo.abs",
@@ -856,6 +907,13 @@ class Partitioner {
     func.SetAttr("function_type",
                  Attribute::TypeAttr(Type::Function(inputs, results)));
     return OkStatus();
+  }
+
+  // Tells an `@InspectSharding` callback its operand's `layout`, where
+  // this partitioning reports them.
+  Status ReportInspectedSharding(const Operation& op, const TileLayout& layout) {
+    if (!target_.report_inspections) return OkStatus();
+    return CallInspectSharding(op, layout);
   }
 
   Status RewriteBlock(ir::Block& block) {
@@ -1747,6 +1805,22 @@ class Partitioner {
         removed_.push_back(std::move(op));
         continue;
       }
+      if (target == "InspectSharding" && op->num_operands() == 1 &&
+          op->num_results() == 1) {
+        // The operand's sharding, then the operand itself.
+        Value* operand = op->operand(0);
+        auto it = tiled_.find(operand);
+        RETURN_IF_ERROR(ReportInspectedSharding(
+            *op, it != tiled_.end() ? it->second.layout : TileLayout{}));
+        if (it != tiled_.end()) {
+          Tiled forwarded = it->second;
+          tiled_[op->result(0)] = forwarded;
+        } else {
+          substitutions_[op->result(0)] = operand;
+        }
+        removed_.push_back(std::move(op));
+        continue;
+      }
       // Sharding annotations are identities once the program is
       // partitioned; they leave the partition's program.
       if ((op->name() == "sdy.sharding_constraint" ||
@@ -2424,6 +2498,29 @@ void RegisterBatchPartitionableTarget(std::string name) {
 bool IsBatchPartitionableTarget(std::string_view name) {
   std::lock_guard<std::mutex> lock(BatchPartitionableMutex());
   return BatchPartitionableTargets().count(name) > 0;
+}
+
+void AllowInspectShardingCallbacks(bool allow) {
+  inspect_sharding_allowed.store(allow);
+}
+
+Status ReportReplicatedInspections(const ir::Module& module) {
+  Status status = OkStatus();
+  std::function<void(const ir::Block&)> walk = [&](const ir::Block& block) {
+    for (const std::unique_ptr<Operation>& op : block.operations()) {
+      if (!status.ok()) return;
+      if (CustomCallTarget(*op) == "InspectSharding") {
+        status = CallInspectSharding(*op, TileLayout{});
+      }
+      for (int r = 0; r < op->num_regions(); ++r) {
+        for (const std::unique_ptr<ir::Block>& nested : op->region(r).blocks()) {
+          walk(*nested);
+        }
+      }
+    }
+  };
+  walk(module.body());
+  return status;
 }
 
 Status PartitionModule(ir::Module& module, const PartitionTarget& target,

@@ -31,7 +31,26 @@ struct PartitionTarget {
   int partition_id = 0;
   int num_partitions = 1;
   int num_replicas = 1;
+  // Whether this partitioning tells `@InspectSharding` callbacks the
+  // sharding of their operand (see AllowInspectShardingCallbacks); one of
+  // the partitionings of a program does, so each callback runs once.
+  bool report_inspections = false;
 };
+
+// JAX's `inspect_array_sharding` lowers to `@InspectSharding`, whose
+// backend_config holds the address of a callback in the process that
+// compiles (XLA's JAX_InspectSharding_Callback: a function and its data);
+// the partitioner calls it with the operand's serialized xla.OpSharding and
+// the call then forwards its operand. Calling an address a program names
+// is only sound when the program comes from the process itself, so it is
+// off until the embedding process allows it (Kiln's JAX package does, with
+// its host callback trampoline); until then the call is only an identity.
+void AllowInspectShardingCallbacks(bool allow);
+
+// For a program of several devices that is not partitioned (every value
+// whole on every device): tells each `@InspectSharding` callback in it that
+// its operand is replicated, where the process allows.
+Status ReportReplicatedInspections(const ir::Module& module);
 
 // Whether `module` needs partitioning on `num_partitions` partitions: a
 // sharded entry argument or result, or a manual computation anywhere.

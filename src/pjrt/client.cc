@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/logging.h"
+#include "compile/spmd_partition.h"
 #include "exec/kernels/host_callback.h"
 #include "pjrt/args.h"
 #include "pjrt/entry_points.h"
@@ -56,6 +57,9 @@ StatusOr<CreateOptions> ParseCreateOptions(
       exec::SetHostCallbackTrampoline(
           reinterpret_cast<exec::HostCallbackTrampoline>(
               static_cast<uintptr_t>(address)));
+      // A host that hands Kiln addresses to call also lowers JAX's
+      // inspect_array_sharding, whose callback's address is in the program.
+      compile::AllowInspectShardingCallbacks(address != 0);
     } else if (option.name == "num_nodes" || option.name == "node_id") {
       // A job of several processes (JAX passes its distributed client's
       // process count and id under these names).

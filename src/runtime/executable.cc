@@ -524,6 +524,12 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
       compile::MemoryLayouts memory_layouts,
       compile::ChooseMemoryLayouts(*module, spec.argument_layouts));
 
+  // A program of several devices left whole on each: every value it
+  // inspects is replicated.
+  if (!partitioned && ids.size() > 1) {
+    RETURN_IF_ERROR(compile::ReportReplicatedInspections(*module));
+  }
+
   // One plan per device position when the program asks which one it is or
   // is partitioned.
   int positions = std::max<int>(1, static_cast<int>(ids.size()));
@@ -542,6 +548,8 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
       target.partition_id = options.position.partition_id;
       target.num_partitions = spec.num_partitions;
       target.num_replicas = spec.num_replicas;
+      // The first position's partitioning answers inspect_array_sharding.
+      target.report_inspections = position == 0;
       std::vector<std::optional<compile::TileLayout>> result_layouts;
       RETURN_IF_ERROR(
           compile::PartitionModule(*partition, target, &result_layouts));
