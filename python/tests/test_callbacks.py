@@ -79,3 +79,30 @@ def test_a_callback_of_the_wrong_shape_is_refused(kiln):
 
     with pytest.raises(RuntimeError, match="Incorrect output shape"):
         f(jax.device_put(jnp.ones(3), kiln)).block_until_ready()
+
+
+@pytest.mark.parametrize("spec", [("x", None), (None, "x"), ("x", "y"), ()])
+def test_partitioned_debug_callback_sees_each_shard(spec):
+    """`partitioned=True`: the callback runs on every device with its shard,
+    the same shards on Kiln as on XLA:CPU."""
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from conftest import KILN_PLATFORM, NUM_DEVICES
+    if NUM_DEVICES < 4 or len(jax.devices("cpu")) < 4:
+        pytest.skip("needs 4 Kiln and 4 XLA:CPU devices")
+    x = np.arange(8 * 6, dtype=np.int32).reshape(8, 6)
+    seen = {}
+    for platform in (KILN_PLATFORM, "cpu"):
+        shards = []
+        mesh = Mesh(np.array(jax.devices(platform)[:4]).reshape(2, 2), ("x", "y"))
+
+        def f(v):
+            jax.debug.callback(lambda s: shards.append(np.asarray(s)), v * 2,
+                               partitioned=True)
+            return v + 1
+
+        out = jax.jit(f)(jax.device_put(x, NamedSharding(mesh, P(*spec))))
+        jax.effects_barrier()
+        np.testing.assert_array_equal(np.asarray(out), x + 1)
+        seen[platform] = sorted((s.shape, s.tobytes()) for s in shards)
+    assert seen[KILN_PLATFORM] == seen["cpu"]
+    assert len(seen["cpu"]) >= 1

@@ -52,10 +52,13 @@ Status LowerHostCallback(Lowering& lowering, const ir::Operation& op) {
   }
   std::vector<SlotId> inputs;
   std::vector<bool> input_is_token;
+  std::vector<std::vector<int64_t>> input_dims;
   for (int i = 0; i < op.num_operands(); ++i) {
     ASSIGN_OR_RETURN(SlotId slot, lowering.Operand(op, i));
     inputs.push_back(slot);
-    input_is_token.push_back(lowering.slot(slot).is_token);
+    const bool token = lowering.slot(slot).is_token;
+    input_is_token.push_back(token);
+    if (!token) input_dims.push_back(op.operand(i)->type().shape());
   }
   std::vector<SlotId> outputs;
   std::vector<bool> output_is_token;
@@ -75,7 +78,8 @@ Status LowerHostCallback(Lowering& lowering, const ir::Operation& op) {
   lowering.Emit(op,
                 exec::MakeHostCallbackKernel(
                     static_cast<uint64_t>(id.int_value()),
-                    std::move(input_is_token), std::move(output_is_token)),
+                    std::move(input_is_token), std::move(output_is_token),
+                    std::move(input_dims)),
                 std::move(inputs), std::move(outputs), /*foldable=*/false);
   return OkStatus();
 }

@@ -909,6 +909,41 @@ class Partitioner {
     return OkStatus();
   }
 
+  // A host callback lowered with `partitioned = true` (what
+  // `jax.debug.print(..., partitioned=True)` asks: the callback sees each
+  // device's shard) runs on every partition with the partition's tiles of
+  // its operands. It has no results but tokens. Returns false (and changes
+  // nothing) for any other op.
+  StatusOr<bool> RunPartitionedCallback(Operation& op, OpList& out) {
+    if (CustomCallTarget(op) != "kiln_python_callback") return false;
+    Attribute config = op.GetAttr("mhlo.backend_config");
+    Attribute partitioned = config.is(AttrKind::kDictionary)
+                                ? config.Get("partitioned")
+                                : Attribute();
+    if (!partitioned.is(AttrKind::kBool) || !partitioned.bool_value()) {
+      return false;
+    }
+    for (const Value* result : op.results()) {
+      if (!result->type().IsToken()) {
+        return InvalidArgumentError(op.Describe(),
+                                    ": a partitioned host callback returns "
+                                    "only tokens");
+      }
+    }
+    for (int i = 0; i < op.num_operands(); ++i) {
+      Value* operand = op.operand(i);
+      auto it = tiled_.find(operand);
+      if (it == tiled_.end()) continue;  // whole on every device
+      const TileLayout layout = it->second.layout;
+      ASSIGN_OR_RETURN(Value * local,
+                       TileOf(operand, layout, out, op.loc(), op.Describe()));
+      op.SetOperand(i, local);
+    }
+    op.RemoveAttr("sdy.sharding");
+    op.RemoveAttr("mhlo.sharding");
+    return true;
+  }
+
   // Tells an `@InspectSharding` callback its operand's `layout`, where
   // this partitioning reports them.
   Status ReportInspectedSharding(const Operation& op, const TileLayout& layout) {
@@ -1803,6 +1838,11 @@ class Partitioner {
         RETURN_IF_ERROR(
             RewriteGspmdShapeCall(*op, target, full_to_shard_sharding, out));
         removed_.push_back(std::move(op));
+        continue;
+      }
+      ASSIGN_OR_RETURN(bool per_tile, RunPartitionedCallback(*op, out));
+      if (per_tile) {
+        out.push_back(std::move(op));
         continue;
       }
       if (target == "InspectSharding" && op->num_operands() == 1 &&

@@ -26,10 +26,13 @@ import numpy as np
 
 _PLATFORM = "kiln"
 
+# (callback_id, num_args, args, num_results, results, error, error_size,
+#  arg_ranks, arg_dims): src/exec/kernels/host_callback.h.
 _TRAMPOLINE_TYPE = ctypes.CFUNCTYPE(
     ctypes.c_int, ctypes.c_uint64, ctypes.c_int64,
     ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64,
-    ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_int64)
+    ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_int64,
+    ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64))
 
 _lock = threading.Lock()
 _ids = itertools.count(1)
@@ -54,18 +57,29 @@ def _register(callback, operand_avals, result_avals) -> _Registration:
     return _Registration(callback_id)
 
 
-def _as_array(address: int, aval) -> np.ndarray:
+def _as_array(address: int, aval, shape) -> np.ndarray:
     dtype = np.dtype(aval.dtype)
-    count = int(np.prod(aval.shape, dtype=np.int64))
+    count = int(np.prod(shape, dtype=np.int64))
     if count == 0 or not address:
-        return np.zeros(aval.shape, dtype)
+        return np.zeros(shape, dtype)
     raw = (ctypes.c_char * (count * dtype.itemsize)).from_address(address)
     # A copy: Kiln's buffer is only valid during the call.
-    return np.frombuffer(raw, dtype=dtype, count=count).reshape(aval.shape).copy()
+    return np.frombuffer(raw, dtype=dtype, count=count).reshape(shape).copy()
+
+
+def _shapes(num_args, ranks, dims) -> list[tuple[int, ...]]:
+    """The arguments' dimensions as Kiln passes them: a partitioned
+    callback's are those of the device's shards, not the lowered ones."""
+    shapes, at = [], 0
+    for i in range(num_args):
+        rank = ranks[i]
+        shapes.append(tuple(dims[at + d] for d in range(rank)))
+        at += rank
+    return shapes
 
 
 def _trampoline(callback_id, num_args, args, num_results, results, error,
-                error_size):
+                error_size, arg_ranks, arg_dims):
     try:
         with _lock:
             entry = _registry.get(callback_id)
@@ -77,7 +91,9 @@ def _trampoline(callback_id, num_args, args, num_results, results, error,
                 f"host callback {callback_id} got {num_args} arguments and "
                 f"{num_results} results; it takes {len(operand_avals)} and "
                 f"returns {len(result_avals)}")
-        values = [_as_array(args[i], aval) for i, aval in enumerate(operand_avals)]
+        shapes = _shapes(num_args, arg_ranks, arg_dims)
+        values = [_as_array(args[i], aval, shapes[i])
+                  for i, aval in enumerate(operand_avals)]
         outputs = callback(*values)
         for i, (out, aval) in enumerate(zip(outputs, result_avals)):
             out = np.ascontiguousarray(out)
@@ -164,13 +180,17 @@ def register() -> None:
             ctx = dataclasses.replace(
                 ctx, avals_in=[core.abstract_token, *ctx.avals_in],
                 avals_out=[core.abstract_token, *ctx.avals_out])
+        # `partitioned=True` (jax.debug.print's, say) runs on every device
+        # with its shards, as on cpu: Kiln's partitioner gives the call each
+        # partition's tiles and the trampoline their dimensions. The
+        # one-device placement JAX may ask for does not apply then.
+        attributes = dict(callback_id=np.uint64(registration.callback_id))
+        if partitioned:
+            attributes["partitioned"] = True
         result = ffi.build_ffi_lowering_function(
             "kiln_python_callback", has_side_effect=has_side_effect,
-        )(ctx, *operands, callback_id=np.uint64(registration.callback_id))
-        # `partitioned=True` callbacks run as unpartitioned ones do (once,
-        # with whole values): Kiln's callback trampoline passes buffers of
-        # the shapes JAX lowered, not of a partition's tiles.
-        if sharding is not None:
+        )(ctx, *operands, **attributes)
+        if sharding is not None and not partitioned:
             mlir.set_sharding(ctx.module_context, result, sharding)
         results = list(result.results)
         new_token = None

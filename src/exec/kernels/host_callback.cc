@@ -17,10 +17,16 @@ constexpr int64_t kErrorSize = 4096;
 class HostCallbackKernel : public Kernel {
  public:
   HostCallbackKernel(uint64_t callback_id, std::vector<bool> input_is_token,
-                     std::vector<bool> output_is_token)
+                     std::vector<bool> output_is_token,
+                     const std::vector<std::vector<int64_t>>& input_dims)
       : callback_id_(callback_id),
         input_is_token_(std::move(input_is_token)),
-        output_is_token_(std::move(output_is_token)) {}
+        output_is_token_(std::move(output_is_token)) {
+    for (const std::vector<int64_t>& dims : input_dims) {
+      ranks_.push_back(static_cast<int64_t>(dims.size()));
+      dims_.insert(dims_.end(), dims.begin(), dims.end());
+    }
+  }
 
   Status Run(RunContext& ctx, const Step& step) const override {
     HostCallbackTrampoline trampoline =
@@ -43,7 +49,8 @@ class HostCallbackKernel : public Kernel {
     std::string error(kErrorSize, '\0');
     int code = trampoline(callback_id_, static_cast<int64_t>(args.size()),
                           args.data(), static_cast<int64_t>(results.size()),
-                          results.data(), error.data(), kErrorSize);
+                          results.data(), error.data(), kErrorSize,
+                          ranks_.data(), dims_.data());
     if (code == 0) return OkStatus();
     error.resize(std::strlen(error.c_str()));
     return InternalError("host callback ", callback_id_,
@@ -54,6 +61,8 @@ class HostCallbackKernel : public Kernel {
   uint64_t callback_id_;
   std::vector<bool> input_is_token_;
   std::vector<bool> output_is_token_;
+  std::vector<int64_t> ranks_;  // per non-token input
+  std::vector<int64_t> dims_;   // theirs, concatenated
 };
 
 }  // namespace
@@ -64,9 +73,11 @@ void SetHostCallbackTrampoline(HostCallbackTrampoline trampoline) {
 
 std::unique_ptr<Kernel> MakeHostCallbackKernel(
     uint64_t callback_id, std::vector<bool> input_is_token,
-    std::vector<bool> output_is_token) {
+    std::vector<bool> output_is_token,
+    std::vector<std::vector<int64_t>> input_dims) {
   return std::make_unique<HostCallbackKernel>(
-      callback_id, std::move(input_is_token), std::move(output_is_token));
+      callback_id, std::move(input_is_token), std::move(output_is_token),
+      input_dims);
 }
 
 }  // namespace kiln::exec
