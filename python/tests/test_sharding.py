@@ -285,3 +285,57 @@ def test_inspect_array_sharding(spec, shape):
     assert k_seen.is_equivalent_to(
         NamedSharding(mesh_of(KILN_PLATFORM, shape, names), c_seen.spec), 2)
     assert_close(np.asarray(k_out), np.asarray(c_out))
+
+
+@pytest.mark.parametrize("mesh_shape", [(2,), (4,), (2, 2)])
+def test_unreduced_dot_leaves_each_devices_partial_product(mesh_shape):
+    """A contraction over a sharded dimension with an unreduced result: each
+    device keeps its own partial product, as XLA:CPU's partitioner leaves
+    it, and resharding sums them."""
+    from jax.sharding import AxisType, reshard
+    names = ("x", "y")[:len(mesh_shape)]
+    x = np.arange(16, dtype=np.int32).reshape(4, 4)
+    shards, totals = [], []
+    for platform in (KILN_PLATFORM, "cpu"):
+        devices = np.array(jax.devices(platform)[:int(np.prod(mesh_shape))])
+        mesh = Mesh(devices.reshape(mesh_shape), names,
+                    axis_types=(AxisType.Explicit,) * len(names))
+        with jax.set_mesh(mesh):
+            a = jax.device_put(x, P(None, "x"))
+            b = jax.device_put(x, P("x", None))
+            out = jax.jit(lambda u, v: jnp.einsum(
+                "ab,bc->ac", u, v,
+                out_sharding=P(None, None, unreduced={"x"})))(a, b)
+            shards.append([np.asarray(s.data) for s in out.addressable_shards])
+            totals.append(np.asarray(reshard(out, P(None, None))))
+    for k, c in zip(*shards):
+        np.testing.assert_array_equal(k, c)
+    np.testing.assert_array_equal(totals[0], x @ x)
+    np.testing.assert_array_equal(totals[1], x @ x)
+
+
+def test_exported_call_keeps_the_shardings_of_its_results():
+    """jax.export's call of a sharded function: the results leave sharded as
+    the exported function gave them, on both backends."""
+    from jax import export
+    x = np.arange(16 * 16, dtype=np.float32).reshape(16, 16)
+    specs = []
+    for platform in (KILN_PLATFORM, "cpu"):
+        mesh = mesh_of(platform, (2,), ("x",))
+        abstract = jax.sharding.AbstractMesh((2,), ("x",))
+
+        @jax.jit
+        def f(a, b):
+            return (jax.lax.with_sharding_constraint(
+                        a @ a.T, NamedSharding(abstract, P(None, "x"))), b)
+
+        exp = export.export(f, platforms=(platform,))(
+            jax.ShapeDtypeStruct((16, 16), np.float32,
+                                 sharding=NamedSharding(abstract, P("x", None))),
+            jax.ShapeDtypeStruct((16, 16), np.float32,
+                                 sharding=NamedSharding(abstract, P("x", None))))
+        a = jax.device_put(x, NamedSharding(mesh, P("x", None)))
+        outs = exp.call(a, a)
+        specs.append([o.sharding.spec for o in outs])
+        assert_close(np.asarray(outs[0]), x @ x.T)
+    assert specs[0] == specs[1]

@@ -587,6 +587,23 @@ class ResultLayoutInference {
     return result;
   }
 
+  // The function of the module a func.call calls (with a body), or null.
+  const Operation* Callee(const Operation& call) const {
+    Attribute callee = call.GetAttr("callee");
+    if (!callee.is(AttrKind::kSymbolRef) || entry_.parent_block() == nullptr) {
+      return nullptr;
+    }
+    for (const std::unique_ptr<Operation>& op :
+         entry_.parent_block()->operations()) {
+      if (op->name() == "func.func" &&
+          ir::func::Name(*op) == callee.symbol_root() &&
+          ir::func::HasBody(*op)) {
+        return op.get();
+      }
+    }
+    return nullptr;
+  }
+
   std::optional<TensorSharding> ComputeSharding(const Value* value, int depth) {
     const ir::Block& body = ir::func::Body(entry_);
     if (value->IsBlockArgument()) {
@@ -644,6 +661,48 @@ class ResultLayoutInference {
         agreed = std::move(sharding);
       }
       return agreed;
+    }
+    if (name == "func.call") {
+      // What the callee returns: its result's own sharding, else that of
+      // the sharding constraint it returns, or of the argument it returns
+      // (its declared sharding, else the call's operand's), as Shardy sees
+      // through the call once inlined.
+      const Operation* callee = Callee(*op);
+      if (callee == nullptr) return std::nullopt;
+      const ir::Block& callee_body = ir::func::Body(*callee);
+      const int i = value->index();
+      Attribute result_attrs = ir::func::ResultAttrs(*callee, i);
+      if (result_attrs.is(AttrKind::kDictionary)) {
+        if (auto own = Parsed(result_attrs.Get("sdy.sharding"))) return own;
+      }
+      const Operation* ret = callee_body.terminator();
+      if (ret == nullptr || i >= ret->num_operands()) return std::nullopt;
+      const Value* returned = ret->operand(i);
+      // Exported functions wrap their values in identity casts.
+      const Operation* maker = returned->defining_op();
+      while (maker != nullptr &&
+             maker->name() == "builtin.unrealized_conversion_cast" &&
+             maker->num_operands() == 1 &&
+             maker->operand(0)->type() == returned->type()) {
+        returned = maker->operand(0);
+        maker = returned->defining_op();
+      }
+      if (maker != nullptr && (maker->name() == "sdy.sharding_constraint" ||
+                               maker->name() == "sdy.reshard")) {
+        return Parsed(maker->GetAttr("sharding"));
+      }
+      if (!returned->IsBlockArgument() ||
+          returned->owner_block() != &callee_body ||
+          returned->index() >= op->num_operands()) {
+        return std::nullopt;
+      }
+      Attribute arg_attrs = ir::func::ArgAttrs(*callee, returned->index());
+      if (arg_attrs.is(AttrKind::kDictionary)) {
+        if (auto declared = Parsed(arg_attrs.Get("sdy.sharding"))) {
+          return declared;
+        }
+      }
+      return operand_sharding(returned->index());
     }
     if (name == "stablehlo.transpose") {
       Attribute permutation = op->GetAttr("permutation");
@@ -893,7 +952,17 @@ class Partitioner {
         ASSIGN_OR_RETURN(value, TileOf(result, WithoutUnreduced(*layout), out,
                                        ret->loc(), what));
         if (layout->HasUnreduced()) {
-          value = SplitUnreduced(value, *layout, out, ret->loc());
+          auto partial = tiled == tiled_.end()
+                             ? partial_sums_.end()
+                             : partial_sums_.find(tiled->first);
+          if (partial != partial_sums_.end() &&
+              SameTiles(tiled->second.layout, WithoutUnreduced(*layout)) &&
+              SameGroups(partial->second.group_key, layout->unreduced_group)) {
+            // The partial products themselves, not their sum split again.
+            value = partial->second.partial;
+          } else {
+            value = SplitUnreduced(value, *layout, out, ret->loc());
+          }
         }
       } else {
         ASSIGN_OR_RETURN(value, Global(result, out, ret->loc()));
@@ -903,6 +972,7 @@ class Partitioner {
       chosen_result_layouts_.push_back(std::move(chosen));
     }
     out.push_back(std::move(ret));
+    DropUnusedSums(out);
     body.SetOperations(std::move(out));
     func.SetAttr("function_type",
                  Attribute::TypeAttr(Type::Function(inputs, results)));
@@ -1539,6 +1609,63 @@ class Partitioner {
     return true;
   }
 
+  // Whether devices with equal keys are the devices of equal groups.
+  static bool SameGroups(const std::vector<std::vector<int64_t>>& keys,
+                         const std::vector<int64_t>& groups) {
+    if (keys.size() != groups.size()) return false;
+    for (size_t a = 0; a < keys.size(); ++a) {
+      for (size_t b = a + 1; b < keys.size(); ++b) {
+        if ((keys[a] == keys[b]) != (groups[a] == groups[b])) return false;
+      }
+    }
+    return true;
+  }
+
+  // Removes the all_reduces (and their handles) of partial sums that
+  // nothing reads any more, since the result left unreduced: every
+  // partition drops the same ones, so the collectives still pair up.
+  void DropUnusedSums(OpList& ops) {
+    if (partial_sums_.empty()) return;
+    std::set<const Value*> used;
+    std::function<void(const Operation&)> note = [&](const Operation& op) {
+      for (const Value* operand : op.operands()) used.insert(operand);
+      for (const auto& region : op.regions()) {
+        for (const auto& block : region->blocks()) {
+          for (const auto& inner : block->operations()) note(*inner);
+        }
+      }
+    };
+    std::set<const Operation*> candidates;
+    for (const auto& [value, sum] : partial_sums_) {
+      for (const Value* v : sum.chain) candidates.insert(v->defining_op());
+    }
+    for (const auto& op : ops) {
+      if (!candidates.count(op.get())) note(*op);
+    }
+    // Everything made from one sum goes together, or stays.
+    std::map<const Value*, std::set<const Value*>> by_sum;
+    for (const auto& [value, sum] : partial_sums_) {
+      by_sum[sum.chain.front()].insert(sum.chain.begin(), sum.chain.end());
+    }
+    std::set<const Operation*> dropped;
+    for (const auto& [first, made] : by_sum) {
+      bool dead = true;
+      for (const Value* v : made) dead = dead && !used.count(v);
+      if (!dead) continue;
+      for (const Value* v : made) dropped.insert(v->defining_op());
+    }
+    OpList kept;
+    for (std::unique_ptr<Operation>& op : ops) {
+      if (dropped.count(op.get())) {
+        removed_.push_back(std::move(op));
+      } else {
+        kept.push_back(std::move(op));
+      }
+    }
+    ops = std::move(kept);
+    partial_sums_.clear();
+  }
+
   // The sum of the partial values `local` of a layout with unreduced axes,
   // among the devices that differ only along them.
   Value* SumUnreduced(Value* local, const TileLayout& layout, OpList& out,
@@ -1891,6 +2018,13 @@ class Partitioner {
           continue;
         }
       }
+      // An identity cast of a summed tile keeps the partials it sums.
+      const Value* cast_of =
+          op->name() == "builtin.unrealized_conversion_cast" &&
+                  op->num_operands() == 1 && op->num_results() == 1 &&
+                  op->operand(0)->type() == op->result(0)->type()
+              ? op->operand(0)
+              : nullptr;
       ASSIGN_OR_RETURN(bool on_tiles, RunOnTiles(*op, out));
       if (!on_tiles) {
         ASSIGN_OR_RETURN(on_tiles, RunShapeOpOnTiles(*op, out));
@@ -1907,12 +2041,24 @@ class Partitioner {
         const ir::Location loc = op->loc();
         out.push_back(std::move(op));
         Value* local = result;
+        const bool summed = pending_combine_ == "stablehlo.add";
         if (!pending_combine_.empty()) {
           local =
               AllReduce(result, pending_combine_, pending_group_key_, out, loc);
           pending_combine_.clear();
         }
         pending_tiled_.local = LocalHandle(local, out, loc);
+        if (summed) {
+          partial_sums_[result] = PartialSum{
+              result, pending_group_key_, {local, pending_tiled_.local}};
+        } else if (auto sum = cast_of == nullptr ? partial_sums_.end()
+                                                 : partial_sums_.find(cast_of);
+                   sum != partial_sums_.end()) {
+          PartialSum forwarded = sum->second;
+          forwarded.chain.push_back(result);
+          forwarded.chain.push_back(pending_tiled_.local);
+          partial_sums_[result] = std::move(forwarded);
+        }
         tiled_[result] = std::move(pending_tiled_);
         continue;
       }
@@ -2344,6 +2490,18 @@ class Partitioner {
   std::map<Value*, Tiled> pending_batched_;
   Tiled pending_tiled_;
   std::string pending_combine_;
+  // Tiles summed over devices (by an all_reduce of a dot's partial
+  // products), by the value summed: the partial each device had, and the
+  // devices that summed together (same key) — what an unreduced result of
+  // the same groups leaves as, as XLA's partitioner does.
+  struct PartialSum {
+    Value* partial = nullptr;
+    std::vector<std::vector<int64_t>> group_key;
+    // The sum, its handle, and identity casts of it with theirs: what
+    // becomes dead when the partials leave instead.
+    std::vector<const Value*> chain;
+  };
+  std::map<const Value*, PartialSum> partial_sums_;
   std::vector<std::vector<int64_t>> pending_group_key_;
   // Ops taken out of the program, kept until the partitioner is done: the
   // maps above hold their results' addresses.
