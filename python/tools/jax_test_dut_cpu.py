@@ -11,13 +11,12 @@ fails on Kiln instead of being skipped.
 """
 
 
+import sys
+
 _done = False
 
 
-def pytest_runtest_setup(item):
-    # Set when the first test starts, not at configure time: importing jax
-    # before pytest captures output would bind jax.debug.print's stream to
-    # the uncaptured stdout.
+def _set_dut():
     global _done
     if _done:
         return
@@ -26,3 +25,19 @@ def pytest_runtest_setup(item):
 
     jax.config.update("jax_test_dut", "cpu")
     _done = True
+
+
+def pytest_configure(config):
+    # JAX's test modules parse the --jax* flags of sys.argv when they are
+    # imported (jax.config.parse_flags_with_absl), before they generate their
+    # tests: the parameters some tests are generated with depend on the
+    # device under test (linalg_test's SVD algorithms), and both runs must
+    # generate the same tests. jax itself is not imported here: importing it
+    # before pytest captures output would bind jax.debug.print's stream to
+    # the uncaptured stdout.
+    if not any(arg.startswith("--jax_test_dut") for arg in sys.argv):
+        sys.argv.append("--jax_test_dut=cpu")
+
+
+def pytest_runtest_setup(item):
+    _set_dut()
