@@ -4,6 +4,7 @@ import json
 import math
 import os
 
+import step_profile
 from results import Row
 
 GROUP_TITLES = {
@@ -71,6 +72,17 @@ def table(rows: list[Row]) -> str:
 
     out = [format_line(header), "  ".join("-" * w for w in widths)]
     out += [format_line(line) for line in lines]
+    return "\n".join(out)
+
+
+def profiles(rows: list[Row]) -> str:
+    """Each profiled row's heaviest Kiln steps (run.py --profile)."""
+    out = []
+    for row in rows:
+        profile = row.kiln.details.get("profile")
+        if profile is not None:
+            out.append(f"{row.id}: Kiln {_number(row.kiln.value)} {row.unit}")
+            out.extend(step_profile.describe(profile))
     return "\n".join(out)
 
 

@@ -32,6 +32,7 @@ from jax._src.lib import xla_client
 import corpus
 import jax_programs as jp
 import native_peers
+import step_profile
 import torch_programs
 from results import Condition, Figure, Goal, Row, figure_from_seconds
 from timing import (Budget, Sampler, Timing, calls_for, interleave,
@@ -56,6 +57,7 @@ class Suite:
     compile_budget: Budget
     quick: bool
     torch_reason: str | None  # why PyTorch is not measured, or None
+    profile: bool = False  # trace Kiln's steps after each timed row
     kiln: object = None  # the first Kiln device
     cpu: object = None  # the first XLA:CPU device
 
@@ -125,6 +127,17 @@ def _prepared_details(prepared: Prepared) -> dict:
             "compile_s": prepared.compile_seconds}
 
 
+def _attach_profile(suite: Suite, figure: Figure,
+                    run: Callable[[], object]) -> None:
+    """With --profile: Kiln's steps in a traced run, into the figure."""
+    if not suite.profile or figure.value is None:
+        return
+    try:
+        figure.details["profile"] = step_profile.profile_steps(run)
+    except Exception as e:  # noqa: BLE001 - the figure stands without it
+        figure.details["profile"] = {"error": f"{type(e).__name__}: {e}"}
+
+
 def _native_sampler(call: Callable[[Budget], dict]) -> tuple[Sampler, dict]:
     """A sampler of a native peer: each round runs the binary once with the
     round's budget. The returned dict keeps the last JSON it printed, or
@@ -178,6 +191,7 @@ def gelu_rows(suite: Suite) -> list[Row]:
     timings = interleave(samplers, suite.budget)
     row.kiln = _figure("GB/s", timings["kiln"], moved,
                        **_prepared_details(kiln))
+    _attach_profile(suite, row.kiln, kiln.run)
     row.peers[MEMCPY] = Figure.missing(copies[1].get("unavailable", ""))
     for threads, last in copies.items():
         figure = _native_figure("GB/s", timings[f"memcpy{threads}"], last,
@@ -220,6 +234,7 @@ def dot_rows(suite: Suite) -> list[Row]:
                               XLA: run_sampler(xla.run)}, suite.budget)
         row.kiln = _figure("GFLOP/s", timings["kiln"], flops,
                            **_prepared_details(kiln))
+        _attach_profile(suite, row.kiln, kiln.run)
         row.peers[ONEDNN] = _native_figure(
             "GFLOP/s", timings[ONEDNN], sgemm_last, flops,
             threads=sgemm_last.get("threads"),
@@ -348,6 +363,7 @@ def model_rows(suite: Suite, model: Model, execute: bool) -> ModelResult:
         timings = interleave(samplers, suite.budget)
         run_row.kiln = _figure("ms", timings["kiln"],
                                **_prepared_details(kiln))
+        _attach_profile(suite, run_row.kiln, kiln.run)
         run_row.peers[XLA] = _figure("ms", timings[XLA],
                                      **_prepared_details(xla))
         run_row.peers[TORCH] = (

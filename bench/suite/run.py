@@ -17,6 +17,7 @@ compile is a real one.
 """
 
 import argparse
+import dataclasses
 import datetime
 import logging
 import os
@@ -49,6 +50,13 @@ def parse_arguments(argv):
                         help="leave PyTorch out even where it is installed")
     parser.add_argument("--no-chart", action="store_true",
                         help="write no PNG")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="time budget of one figure (default 2 s; "
+                             "0.2 s with --quick)")
+    parser.add_argument("--profile", action="store_true",
+                        help="after timing each row, trace a few of Kiln's "
+                             "runs and list its heaviest steps (JSON: "
+                             "kiln.profile)")
     return parser.parse_args(argv)
 
 
@@ -120,6 +128,8 @@ def main(argv=None) -> int:
         torch_reason = ("PyTorch not installed (scripts/bench.sh "
                         "--with-torch installs it)")
     budget = Budget.quick() if args.quick else Budget.default()
+    if args.seconds is not None:
+        budget = dataclasses.replace(budget, seconds=args.seconds)
     compile_budget = (Budget(warmup=0, min_repeats=1, max_repeats=1,
                              seconds=0.0) if args.quick else
                       Budget(warmup=0, min_repeats=2, max_repeats=5,
@@ -127,7 +137,8 @@ def main(argv=None) -> int:
     suite = rows.Suite(repo_root=REPO,
                        bin_dir=os.path.join(args.build_dir, "bin"),
                        budget=budget, compile_budget=compile_budget,
-                       quick=args.quick, torch_reason=torch_reason)
+                       quick=args.quick, torch_reason=torch_reason,
+                       profile=args.profile)
     machine = machine_info()
     cores = machine["cores_available"]
     print(f"[bench] {kiln_version} beside "
@@ -187,6 +198,9 @@ def main(argv=None) -> int:
           f"is the peer); ratios are Kiln's speed / the peer's, medians of "
           f"the same run")
     print(f"goals: {report.summary(measured)}")
+    if args.profile:
+        print()
+        print(report.profiles(measured))
     document["elapsed_s"] = round(time.perf_counter() - started, 1)
     report.write_json(json_path, document)
     print(f"json: {json_path}")

@@ -66,6 +66,30 @@ def test_quick_rows_write_the_expected_json(tmp_path):
         assert os.path.getsize(tmp_path / "bench.png") > 0
 
 
+def test_profile_lists_kilns_steps(tmp_path):
+    """--profile: each row's Kiln figure carries its steps from a traced
+    run; the MLP step's time is mostly its matmuls, and its steps by kind
+    add up to the total."""
+    document, stdout = _run_suite(tmp_path, "--rows", "mlp_train",
+                                  "--profile")
+    rows = {row["id"]: row for row in document["rows"]}
+    profile = rows["mlp_train"]["kiln"]["profile"]
+    assert "error" not in profile, profile
+    assert profile["runs"] >= 1 and profile["total_ms"] > 0
+    kinds = {k["kind"]: k for k in profile["kinds"]}
+    # Forward, backward and weight-gradient products: 3 + 2 + 3 at least.
+    assert kinds["stablehlo.dot_general"]["count"] >= 8
+    assert sum(k["ms"] for k in profile["kinds"]) == pytest.approx(
+        profile["total_ms"], rel=1e-6)
+    steps = profile["steps"]
+    assert steps and all(s["ms"] >= 0 for s in steps)
+    assert [s["ms"] for s in steps] == sorted((s["ms"] for s in steps),
+                                              reverse=True)
+    assert "mlp_train: Kiln" in stdout and "Kiln's steps" in stdout
+    # Rows without --profile carry none.
+    assert "profile" not in rows["compile_mlp_train"]["kiln"]
+
+
 def test_unknown_row_is_refused(tmp_path):
     done = subprocess.run(
         [sys.executable, os.path.join(SUITE, "run.py"), "--quick", "--rows",

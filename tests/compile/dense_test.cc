@@ -266,6 +266,11 @@ const std::vector<DotCase>& DotCases() {
       {{1, 40}, {40, 1}, {}, {}, {1}, {0}},             // m = n = 1
       {{4, 4096}, {4096, 4}, {}, {}, {1}, {0}},         // long sums
       {{5, 7, 130}, {5, 130, 65}, {0}, {0}, {2}, {1}},  // odd sizes
+      // 256 rows and more: the rhs in oneDNN's own layout.
+      {{256, 40}, {40, 72}, {}, {}, {1}, {0}},       // plain
+      {{300, 33}, {65, 33}, {}, {}, {1}, {1}},       // rhs transposed
+      {{2, 160, 24}, {24, 40}, {}, {}, {2}, {0}},    // free dims merge
+      {{33, 270}, {33, 17}, {}, {}, {0}, {0}},       // lhs transposed
   };
   return cases;
 }
@@ -303,6 +308,29 @@ TEST(DenseTest, DotGeneralNarrowAndIntegerTypesMatchReference) {
       }
     }
   }
+}
+
+// From 256 rows a float matmul reads its rhs in oneDNN's layout,
+// reordered into the step's scratch each run; where oneDNN's AVX-512
+// kernels run, that layout is a blocked one, so the scratch holds a copy.
+TEST(DenseTest, ManyRowMatmulReordersItsRhsIntoScratch) {
+  auto kernel_for = [](int64_t m) {
+    exec::OneDnnMatmulParams p;
+    p.m = m;
+    p.k = 64;
+    p.n = 96;
+    p.lhs_strides = {p.k, 1};
+    p.rhs_strides = {p.n, 1};
+    return exec::MakeOneDnnMatmulKernel(p);
+  };
+  exec::OneDnnKernel many = kernel_for(256);
+  ASSERT_NE(many.kernel, nullptr);
+  if (__builtin_cpu_supports("avx512f")) {
+    EXPECT_GE(many.scratch_bytes, 64 * 96 * 4) << many.implementation;
+  }
+  // Checked against the reference over the same shape (DotCases has more).
+  EXPECT_TRUE(CheckDot({{256, 64}, {64, 96}, {}, {}, {1}, {0}}, kF32, kF32,
+                       kF32));
 }
 
 TEST(DenseTest, EmptyDotFallsBackToKilnsKernel) {

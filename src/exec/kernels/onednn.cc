@@ -216,6 +216,9 @@ bool IsFloatForOneDnn(ElementType type) {
          type == ElementType::kF16;
 }
 
+// Rows from which a float matmul takes its rhs in oneDNN's layout.
+constexpr int64_t kRepackRows = 256;
+
 // int8 products summed in s32 are exact (as Kiln's wrapping integer
 // kernels) while no partial sum can overflow: |u8 x s8| <= 2^15 - 128, so
 // up to 2^16 of them fit in s32. Without VNNI, oneDNN pairs u8 x s8
@@ -246,19 +249,41 @@ OneDnnKernel MakeOneDnnMatmulKernel(const OneDnnMatmulParams& p) {
   auto out =
       onednn::StridedDesc(out_dims, RowMajorStrides(out_dims), p.result_type);
   if (!lhs || !rhs || !out) return none;
-  try {
-    dnnl::matmul::desc desc(*lhs, *rhs, *out);
-    dnnl::matmul::primitive_desc pd(desc, onednn::UserScratchpad(),
-                                    onednn::Engine(), /*allow_empty=*/true);
-    if (!pd || !onednn::IsOptimized(pd)) return none;
-    std::vector<onednn::PrimitiveArg> args(3);
-    args[0] = {DNNL_ARG_SRC, false, 0, *lhs, *lhs, std::nullopt, 0};
-    args[1] = {DNNL_ARG_WEIGHTS, false, 1, *rhs, *rhs, std::nullopt, 0};
-    args[2] = {DNNL_ARG_DST, true, 0, *out, *out, std::nullopt, 0};
-    return onednn::MakePrimitiveKernel(pd, dnnl::matmul(pd), std::move(args));
-  } catch (const dnnl::error&) {
-    return none;
+  // A float matmul of many rows reads the rhs in the layout oneDNN picks
+  // (format `any`), reordered into the step's scratch in each run. Over
+  // the program's plain [k, n] layout oneDNN's kernel repacks rhs blocks
+  // again for every block of rows it computes: BERT-base's 1024 x 768 x
+  // 3072 product took 9-10 ms on 16 cores, 4.1-4.3 ms with the reorder in
+  // every run (dnnl_sgemm 4.1-4.5), and 12.5 -> 10.6 ms on 2 (bench/exec/
+  // dense_bench.cc, BM_MatmulShape). Below 256 rows the reorder costs
+  // about what it saves. Where oneDNN's layout cannot be had, the plain
+  // one is used.
+  const bool try_any = floats && p.batch.empty() && p.m >= kRepackRows;
+  for (bool rhs_any : {true, false}) {
+    if (rhs_any && !try_any) continue;
+    try {
+      dnnl::memory::desc rhs_compute =
+          rhs_any ? dnnl::memory::desc(
+                        dnnl::memory::dims(rhs_dims.begin(), rhs_dims.end()),
+                        *onednn::DataType(p.rhs_type),
+                        dnnl::memory::format_tag::any)
+                  : *rhs;
+      dnnl::matmul::desc desc(*lhs, rhs_compute, *out);
+      dnnl::matmul::primitive_desc pd(desc, onednn::UserScratchpad(),
+                                      onednn::Engine(), /*allow_empty=*/true);
+      if (!pd || !onednn::IsOptimized(pd)) continue;
+      std::vector<onednn::PrimitiveArg> args(3);
+      args[0] = {DNNL_ARG_SRC, false, 0, *lhs, *lhs, std::nullopt, 0};
+      args[1] = {DNNL_ARG_WEIGHTS, false,        1, *rhs, pd.weights_desc(),
+                 std::nullopt,     0};
+      args[2] = {DNNL_ARG_DST, true, 0, *out, *out, std::nullopt, 0};
+      OneDnnKernel made =
+          onednn::MakePrimitiveKernel(pd, dnnl::matmul(pd), std::move(args));
+      if (made.kernel) return made;
+    } catch (const dnnl::error&) {
+    }
   }
+  return none;
 }
 
 }  // namespace kiln::exec

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Stages what the benchmark suite needs from this build into DIR, so that
+# the suite runs on another machine that has Python, jax and jaxlib but no
+# build of Kiln (a bigger machine lent for measurements):
+#   DIR/lib     the plugin and the libraries it loads (bundle_plugin.sh)
+#   DIR/bin     the native peers (memcpy_peer, sgemm_peer,
+#               pjrt_execute_bench), RUNPATH $ORIGIN/../lib, with what they
+#               load beyond the system's runtimes in DIR/lib
+#   DIR/shared  the corpus models the suite reads ($KILN_SHARED_DIR there)
+# Then, from a checkout on that machine:
+#   KILN_SHARED_DIR=DIR/shared python3 bench/suite/run.py --build-dir DIR
+#
+#   scripts/stage_bench.sh DIR
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${KILN_BUILD_DIR:-$ROOT/build}"
+SHARED="${KILN_SHARED_DIR:-$ROOT/../shared}"
+OUT="$(mkdir -p "${1:?usage: stage_bench.sh DIR}" && cd "$1" && pwd)"
+PEERS=(memcpy_peer sgemm_peer pjrt_execute_bench dense_bench)
+"$ROOT/scripts/build.sh" --target pjrt_kiln "${PEERS[@]}"
+rm -rf "$OUT/lib" "$OUT/bin" "$OUT/shared"
+"$ROOT/scripts/bundle_plugin.sh" "$OUT"
+mkdir -p "$OUT/bin"
+SYSTEM='^(linux-vdso|ld-linux-[^ ]*|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libgomp)\.so'
+for peer in "${PEERS[@]}"; do
+  cp "$BUILD/bin/$peer" "$OUT/bin/$peer"
+  strip --strip-debug "$OUT/bin/$peer"
+  patchelf --set-rpath '$ORIGIN/../lib' "$OUT/bin/$peer"
+  ldd "$BUILD/bin/$peer" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
+    while read -r name path; do
+      if ! echo "$name" | grep -Eq "$SYSTEM" && [ ! -e "$OUT/lib/$name" ]; then
+        cp -L "$path" "$OUT/lib/$name"
+        chmod u+w "$OUT/lib/$name"
+        patchelf --set-rpath '$ORIGIN' "$OUT/lib/$name"
+      fi
+    done
+done
+if [ -d "$SHARED/corpus/models" ]; then
+  mkdir -p "$OUT/shared/corpus"
+  cp -r "$SHARED/corpus/models" "$OUT/shared/corpus/"
+fi
+du -sh "$OUT"
