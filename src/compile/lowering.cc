@@ -894,7 +894,11 @@ Status Lowering::LowerEntry(const ir::Operation& func,
     SlotId id = result_leaves[k];
     const exec::Slot& s = slot(id);
     plan_.mutable_outputs().push_back({s.shape, s.is_token});
-    if (aliases[k] < 0 && s.kind == exec::SlotKind::kTemp &&
+    const bool in_place =
+        aliases[k] < 0 ||
+        CanComputeIntoDonatedOutput(main, id, main.params[aliases[k]],
+                                    result_leaves);
+    if (in_place && s.kind == exec::SlotKind::kTemp &&
         alias_root_[id] == id && slot_frame_[id] == frames_.back().id &&
         first_def_[id] >= 0 && !claimed.count(id)) {
       claimed.insert(id);
@@ -940,6 +944,79 @@ Status Lowering::LowerEntry(const ir::Operation& func,
   if (fuse_elementwise_) FuseElementwiseSteps();
   frames_.pop_back();
   return OkStatus();
+}
+
+bool Lowering::CanComputeIntoDonatedOutput(
+    const exec::Region& main, SlotId value, SlotId argument,
+    const std::vector<SlotId>& returned) const {
+  const exec::Slot& s = slot(value);
+  if (s.kind != exec::SlotKind::kTemp || alias_root_[value] != value ||
+      slot(argument).kind != exec::SlotKind::kArgument) {
+    return false;
+  }
+  // The argument returned as itself is copied out at the end, after the
+  // value is written.
+  for (SlotId r : returned) {
+    if (alias_root_[r] == alias_root_[argument]) return false;
+  }
+  auto reads_argument = [&](const exec::Step& step) {
+    for (SlotId in : step.inputs) {
+      if (alias_root_[in] == alias_root_[argument]) return true;
+    }
+    return false;
+  };
+  auto writes_value = [&](const exec::Step& step) {
+    for (SlotId out : step.outputs) {
+      if (alias_root_[out] == value) return true;
+    }
+    return false;
+  };
+  // Which steps run regions: their own steps took the step indices between
+  // theirs and the previous step of this region.
+  const std::vector<int64_t>& indices =
+      frame_step_indices_.at(frames_.back().id);
+  if (indices.size() != main.steps.size()) return false;
+  auto runs_regions = [&](size_t position) {
+    const int64_t from = position == 0 ? 0 : indices[position - 1] + 1;
+    for (int64_t i = from; i < indices[position]; ++i) {
+      if (i < static_cast<int64_t>(index_frame_.size()) &&
+          index_frame_[i] >= 0 && index_frame_[i] != frames_.back().id) {
+        return true;
+      }
+    }
+    return false;
+  };
+  size_t defining = main.steps.size();
+  for (size_t p = 0; p < main.steps.size(); ++p) {
+    if (writes_value(main.steps[p])) {
+      if (defining != main.steps.size()) return false;  // written twice
+      defining = p;
+    }
+  }
+  if (defining == main.steps.size() || runs_regions(defining)) return false;
+  for (size_t p = 0; p < main.steps.size(); ++p) {
+    const exec::Step& step = main.steps[p];
+    if (p > defining) {
+      if (reads_argument(step) || runs_regions(p)) return false;
+      continue;
+    }
+    if (!reads_argument(step)) continue;
+    const auto* elementwise =
+        dynamic_cast<const exec::ElementwiseKernel*>(step.kernel.get());
+    if (elementwise == nullptr) {
+      // Not fusable, so done before the defining step starts; but the
+      // defining step itself must read element by element.
+      if (p == defining) return false;
+      continue;
+    }
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      if (alias_root_[step.inputs[i]] == alias_root_[argument] &&
+          elementwise->reads_whole(static_cast<int>(i))) {
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 Status Lowering::Finish() {

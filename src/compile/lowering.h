@@ -210,6 +210,14 @@ class Lowering {
   // kernel has that form; FuseElementwiseSteps then drops broadcasts no
   // one reads any more.
   void ReadBroadcastScalars(exec::Step& step);
+  // Whether the entry region's value `value`, an output donated argument
+  // `argument` may hand its memory to, can be computed straight into that
+  // output: no later step reads the argument, the defining step reads it
+  // (if at all) element by element, and no elementwise step before it
+  // reads it whole (a view fusion could run beside the write).
+  bool CanComputeIntoDonatedOutput(const exec::Region& main, SlotId value,
+                                   SlotId argument,
+                                   const std::vector<SlotId>& returned) const;
   // Whether `root` is an ordinary scratch array (not a token, argument,
   // output or constant) that no step after `index` reads.
   bool ScratchDeadAfter(SlotId root, int64_t index) const;

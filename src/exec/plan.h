@@ -139,8 +139,11 @@ class Plan {
   // For each output, the argument the program asks it to alias (donation:
   // tf.aliasing_output / jax.buffer_donor / mhlo.input_output_alias), or -1.
   // The plan is correct whether or not the caller's allocator hands out the
-  // donated argument's memory for that output: it finishes every read of
-  // the argument before it writes the output.
+  // donated argument's memory for that output: no element of the argument
+  // is read after the output's element in the same memory is written
+  // (the output is computed in place only by the argument's last reader,
+  // and only where that step reads it element by element; otherwise it is
+  // copied there once every read is done).
   const std::vector<int>& output_aliases() const { return output_aliases_; }
   // Bytes of scratch memory each run needs.
   int64_t arena_bytes() const { return arena_bytes_; }

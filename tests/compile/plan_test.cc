@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "compile/buffer_planner.h"
@@ -84,6 +85,91 @@ func.func @main(%x: tensor<4xi32> {tf.aliasing_output = 0 : i32}) -> (tensor<4xi
   ASSERT_OK(exec::Execute(*plan, args, allocator).status());
   EXPECT_EQ(x, (std::vector<int32_t>{2, 4, 6, 8}));
   EXPECT_EQ(allocator.other, (std::vector<int32_t>{2, 8, 18, 32}));
+}
+
+// Hands output `index` the donated argument's memory, the others their
+// own buffers.
+struct DonatingAllocator : exec::OutputAllocator {
+  int donated_output = 0;
+  void* donated = nullptr;
+  std::vector<std::vector<std::byte>> others;
+  StatusOr<void*> Allocate(int index, const exec::ValueSpec& spec) override {
+    if (index == donated_output) return donated;
+    others.emplace_back(spec.shape.byte_size());
+    return static_cast<void*>(others.back().data());
+  }
+};
+
+int CountSteps(const exec::Plan& plan, const std::string& where_prefix) {
+  int count = 0;
+  for (const exec::Step& step : plan.main().steps) {
+    count += step.where.rfind(where_prefix, 0) == 0;
+  }
+  return count;
+}
+
+TEST(PlanTest, DonatedOutputIsComputedInPlaceWhenItsStepReadsLast) {
+  // An SGD update: the new weights are computed straight into the output
+  // the donated weights may hand their memory to (no copy at the return),
+  // reading each weight element just before writing its new value.
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(R"(
+func.func @main(%w: tensor<4x3xf32> {tf.aliasing_output = 0 : i32}, %x: tensor<2x4xf32>) -> (tensor<4x3xf32>, tensor<2x3xf32>) {
+  %y = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %g = stablehlo.dot_general %x, %y, contracting_dims = [0] x [0] : (tensor<2x4xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %lr = stablehlo.constant dense<0.5> : tensor<4x3xf32>
+  %step = stablehlo.multiply %lr, %g : tensor<4x3xf32>
+  %new = stablehlo.subtract %w, %step : tensor<4x3xf32>
+  return %new, %y : tensor<4x3xf32>, tensor<2x3xf32>
+})"));
+  EXPECT_EQ(plan->output_aliases(), (std::vector<int>{0, -1}));
+  EXPECT_EQ(CountSteps(*plan, "func.return"), 0) << "a copy at the return";
+  std::vector<float> w(12), x(8);
+  for (int i = 0; i < 12; ++i) w[i] = 0.25f * static_cast<float>(i - 5);
+  for (int i = 0; i < 8; ++i) x[i] = 0.5f * static_cast<float>(3 - i);
+  // Expected, computed here with the same f32 operations in the same order.
+  float y[2][3] = {}, want[12];
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 3; ++c)
+      for (int k = 0; k < 4; ++k) y[r][c] += x[r * 4 + k] * w[k * 3 + c];
+  for (int k = 0; k < 4; ++k) {
+    for (int c = 0; c < 3; ++c) {
+      float g = 0;
+      for (int r = 0; r < 2; ++r) g += x[r * 4 + k] * y[r][c];
+      want[k * 3 + c] = w[k * 3 + c] - 0.5f * g;
+    }
+  }
+  DonatingAllocator allocator;
+  allocator.donated = w.data();
+  std::vector<const void*> args = {w.data(), x.data()};
+  ASSERT_OK(exec::Execute(*plan, args, allocator).status());
+  for (int i = 0; i < 12; ++i) EXPECT_FLOAT_EQ(w[i], want[i]) << i;
+}
+
+TEST(PlanTest, DonatedOutputIsCopiedWhenTheArgumentIsReadAsAWhole) {
+  // %new reads %w transposed (a view over the whole argument, which may be
+  // fused with the write) and %w is returned too: both must see the
+  // argument as it came, so the output is written by a copy at the end.
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(R"(
+func.func @main(%w: tensor<3x3xf32> {tf.aliasing_output = 0 : i32}) -> (tensor<3x3xf32>, tensor<3x3xf32>) {
+  %t = stablehlo.transpose %w, dims = [1, 0] : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  %new = stablehlo.add %t, %w : tensor<3x3xf32>
+  %same = stablehlo.transpose %t, dims = [1, 0] : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  return %new, %same : tensor<3x3xf32>, tensor<3x3xf32>
+})"));
+  std::vector<float> w = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const std::vector<float> original = w;
+  DonatingAllocator allocator;
+  allocator.donated = w.data();
+  std::vector<const void*> args = {w.data()};
+  ASSERT_OK(exec::Execute(*plan, args, allocator).status());
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 3; ++c) {
+      EXPECT_EQ(w[r * 3 + c], original[c * 3 + r] + original[r * 3 + c]);
+    }
+  }
+  std::vector<float> same(9);
+  std::memcpy(same.data(), allocator.others[0].data(), 36);
+  EXPECT_EQ(same, original);
 }
 
 TEST(PlanTest, ModuleLevelInputOutputAliasDonates) {
