@@ -37,6 +37,8 @@ using exec::FusedOperand;
 // Fusing fewer elements than this saves nothing: the tile loop costs
 // about as much as the arrays it avoids.
 constexpr int64_t kMinFusedElements = 64;
+// The most steps over another number of elements a run steps over.
+constexpr size_t kMaxHoistedSteps = 8;
 // The most steps one fused kernel takes.
 constexpr size_t kMaxFusedSteps = 512;
 
@@ -141,25 +143,52 @@ void Lowering::FuseElementwiseSteps() {
       for (SlotId id : region.steps[s].outputs) produced[alias_root_[id]] = s;
     };
     note_outputs(begin);
+    // Run members in order; `end` is one past the last. Elementwise steps
+    // over another number of elements that read nothing the run made
+    // (batch norm's per-channel scale between the subtraction of the mean
+    // and the multiplication) are stepped over and run before the fused
+    // step, so that the run goes on after them.
+    std::vector<size_t> members = {begin};
+    std::vector<size_t> hoisted;
     size_t end = begin + 1;
-    while (end < region.steps.size() && end - begin < kMaxFusedSteps) {
-      const ElementwiseKernel* next = AsElementwise(region.steps[end]);
-      if (next == nullptr || next->count() != first->count() ||
-          foreign_between(indices[end - 1], indices[end])) {
+    for (size_t next_at = begin + 1;
+         next_at < region.steps.size() && members.size() < kMaxFusedSteps;
+         ++next_at) {
+      const ElementwiseKernel* next = AsElementwise(region.steps[next_at]);
+      if (next == nullptr ||
+          foreign_between(indices[next_at - 1], indices[next_at])) {
         break;
       }
-      bool readable = true;
-      for (size_t i = 0; i < region.steps[end].inputs.size(); ++i) {
-        SlotId root = alias_root_[region.steps[end].inputs[i]];
-        if (produced.count(root) && next->reads_whole(static_cast<int>(i))) {
-          readable = false;
+      const exec::Step& step = region.steps[next_at];
+      bool reads_run = false, readable = true;
+      for (size_t i = 0; i < step.inputs.size(); ++i) {
+        SlotId root = alias_root_[step.inputs[i]];
+        if (produced.count(root)) {
+          reads_run = true;
+          if (next->reads_whole(static_cast<int>(i))) readable = false;
         }
       }
+      if (next->count() != first->count()) {
+        if (reads_run || hoisted.size() >= kMaxHoistedSteps) break;
+        bool fresh = true;  // its outputs are new arrays of its own
+        for (SlotId id : step.outputs) {
+          fresh = fresh && alias_root_[id] == id &&
+                  first_def_[id] == indices[next_at] &&
+                  (slot(id).kind == exec::SlotKind::kTemp ||
+                   slot(id).kind == exec::SlotKind::kOutput);
+        }
+        if (!fresh) break;
+        hoisted.push_back(next_at);
+        continue;
+      }
       if (!readable) break;
-      note_outputs(end);
-      ++end;
+      note_outputs(next_at);
+      members.push_back(next_at);
+      end = next_at + 1;
     }
-    if (end - begin < 2) {
+    // Steps stepped over after the run's last member stay where they are.
+    while (!hoisted.empty() && hoisted.back() >= end) hoisted.pop_back();
+    if (members.size() < 2) {
       fused_steps.push_back(std::move(region.steps[begin]));
       fused_indices.push_back(indices[begin]);
       fused_last_indices.push_back(indices[begin]);
@@ -169,6 +198,16 @@ void Lowering::FuseElementwiseSteps() {
 
     const int64_t first_index = indices[begin];
     const int64_t last_index = indices[end - 1];
+    // Hoisted steps run before the fused step: their outputs are written
+    // from the run's first index on.
+    for (size_t h : hoisted) {
+      for (SlotId id : region.steps[h].outputs) {
+        first_def_[id] = std::min(first_def_[id], first_index);
+      }
+      fused_steps.push_back(std::move(region.steps[h]));
+      fused_indices.push_back(first_index);
+      fused_last_indices.push_back(first_index);
+    }
     // A value made in the run that nothing after the run reads (its last
     // use is inside the run) and that is an ordinary scratch array lives
     // in a tile buffer.
@@ -179,7 +218,7 @@ void Lowering::FuseElementwiseSteps() {
     // The last step of the run that reads each value made in the run, so
     // that tile buffers are reused once their value is dead.
     std::map<SlotId, size_t> last_reader;
-    for (size_t s = begin; s < end; ++s) {
+    for (size_t s : members) {
       for (SlotId id : region.steps[s].inputs) last_reader[alias_root_[id]] = s;
     }
     std::map<int, std::vector<int>> free_tiles;  // element bytes -> buffers
@@ -195,7 +234,7 @@ void Lowering::FuseElementwiseSteps() {
     std::map<int, size_t> invariant_node;
     std::map<int, bool> invariant_read_per_element;
     std::string description = "fusion of";
-    for (size_t s = begin; s < end; ++s) {
+    for (size_t s : members) {
       exec::Step& step = region.steps[s];
       std::unique_ptr<exec::Kernel> owned = std::move(step.kernel);
       auto* kernel = static_cast<ElementwiseKernel*>(owned.release());
@@ -301,7 +340,7 @@ void Lowering::FuseElementwiseSteps() {
     fused_steps.push_back(std::move(step));
     fused_indices.push_back(first_index);
     fused_last_indices.push_back(last_index);
-    fused_away_ += static_cast<int64_t>(end - begin) - 1;
+    fused_away_ += static_cast<int64_t>(members.size()) - 1;
     begin = end;
   }
   FuseRowReductions(fused_steps, fused_indices, fused_last_indices,

@@ -242,6 +242,63 @@ func.func @main(%x: tensor<300x257xf32>, %bias: tensor<257xf32>,
   EXPECT_EQ(plan->main().steps.size(), 1u);
 }
 
+TEST(FusionTest, PerChannelStepsBetweenARunRunBeforeIt) {
+  // Batch norm as JAX writes it: the per-channel multiplier (64 elements)
+  // is computed between the subtraction of the mean and the
+  // multiplication, both over the whole activation. The small steps run
+  // first and the activation is read and written once, in one fused step.
+  std::string text = R"(
+func.func @main(%x: tensor<4x9x9x64xf32>, %mean: tensor<64xf32>,
+                %var: tensor<64xf32>, %scale: tensor<64xf32>,
+                %shift: tensor<64xf32>) -> (tensor<4x9x9x64xf32>, tensor<64xf32>) {
+  %mb = stablehlo.broadcast_in_dim %mean, dims = [3] : (tensor<64xf32>) -> tensor<4x9x9x64xf32>
+  %d = stablehlo.subtract %x, %mb : tensor<4x9x9x64xf32>
+  %eps = stablehlo.constant dense<1.0e-5> : tensor<64xf32>
+  %ve = stablehlo.add %var, %eps : tensor<64xf32>
+  %r = stablehlo.rsqrt %ve : tensor<64xf32>
+  %k = stablehlo.multiply %scale, %r : tensor<64xf32>
+  %kb = stablehlo.broadcast_in_dim %k, dims = [3] : (tensor<64xf32>) -> tensor<4x9x9x64xf32>
+  %p = stablehlo.multiply %d, %kb : tensor<4x9x9x64xf32>
+  %sb = stablehlo.broadcast_in_dim %shift, dims = [3] : (tensor<64xf32>) -> tensor<4x9x9x64xf32>
+  %y = stablehlo.add %p, %sb : tensor<4x9x9x64xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<4x9x9x64xf32>
+  %relu = stablehlo.maximum %y, %z : tensor<4x9x9x64xf32>
+  return %relu, %k : tensor<4x9x9x64xf32>, tensor<64xf32>
+})";
+  std::vector<float> x = RandomFloats(4 * 9 * 9 * 64, 21);
+  std::vector<float> mean = RandomFloats(64, 22), scale = RandomFloats(64, 23),
+                     shift = RandomFloats(64, 24), var = RandomFloats(64, 25);
+  for (float& v : var) v = std::fabs(v) + 0.5f;
+  std::vector<HostArray> inputs = {
+      HostArray::Of(ElementType::kF32, {4, 9, 9, 64}, x),
+      HostArray::Of(ElementType::kF32, {64}, mean),
+      HostArray::Of(ElementType::kF32, {64}, var),
+      HostArray::Of(ElementType::kF32, {64}, scale),
+      HostArray::Of(ElementType::kF32, {64}, shift)};
+  auto plan = ExpectFusedMatchesUnfused(text, inputs);
+  ASSERT_NE(plan, nullptr);
+  int over_activation = 0;
+  std::string steps;
+  for (const exec::Step& step : plan->main().steps) {
+    steps += step.where + "\n";
+    if (step.where.find("stablehlo.subtract") != std::string::npos) {
+      ++over_activation;
+      EXPECT_NE(step.where.find("stablehlo.maximum"), std::string::npos)
+          << steps;
+    }
+  }
+  EXPECT_EQ(over_activation, 1) << steps;
+  // Against a loop written here (rsqrt as 1 / sqrt: within a few ulp).
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, inputs));
+  std::vector<float> got = out[0].As<float>();
+  for (size_t i = 0; i < x.size(); i += 11) {
+    size_t c = i % 64;
+    float k = scale[c] / std::sqrt(var[c] + 1.0e-5f);
+    float want = std::max((x[i] - mean[c]) * k + shift[c], 0.0f);
+    EXPECT_NEAR(got[i], want, 1e-5f * (1.0f + std::fabs(want))) << i;
+  }
+}
+
 TEST(FusionTest, AViewOfAValueOfTheRunEndsTheRun) {
   // The transpose reads %a whole, so %a must be complete first: the run
   // ends before it, and %a is written to memory.
