@@ -9,6 +9,7 @@
 #include "exec/kernels/row_reduce.h"
 #include "exec/kernels/row_reducer.h"
 #include "exec/kernels/vectorize.h"
+#include "exec/parallel.h"
 
 namespace kiln::exec {
 namespace {
@@ -263,6 +264,8 @@ class ReduceWindowKernel : public Kernel {
   // padding (an NHWC pool's channels) are combined as whole contiguous
   // rows. Each result element combines the same input elements in the
   // same row-major window order as the general loop, so the bits agree.
+  // Output positions split over the cores (ResNet-50's max pool at batch
+  // 8 took 19 ms on 16 cores, 15% of the model, on one thread).
   Status RunUndilated(RunContext& ctx, const Step& step) const {
     const ArrayShape& input = p_.inputs[0];
     const int64_t rank = input.rank();
@@ -282,41 +285,59 @@ class ReduceWindowKernel : public Kernel {
     std::byte* out = ctx.slot(step.outputs[0]);
     int64_t outer_count = 1;
     for (int64_t d = 0; d < outer_rank; ++d) outer_count *= p_.output_dims[d];
-    if (inner == 0) return OkStatus();
-    std::vector<int64_t> index(outer_rank, 0), low(outer_rank),
-        begin(outer_rank), end(outer_rank), window(outer_rank);
-    for (int64_t o = 0; o < outer_count; ++o) {
-      // The window's interval of input positions in each dimension.
-      bool empty = false;
-      for (int64_t d = 0; d < outer_rank; ++d) {
-        low[d] = index[d] * p_.window_strides[d] - p_.padding_low[d];
-        begin[d] = std::max<int64_t>(0, -low[d]);
-        end[d] = std::min(p_.window_dimensions[d], input.dims[d] - low[d]);
-        empty |= begin[d] >= end[d];
-        window[d] = begin[d];
+    if (inner == 0 || outer_count == 0) return OkStatus();
+    int64_t window_count = 1;
+    for (int64_t d = 0; d < outer_rank; ++d) {
+      window_count *= p_.window_dimensions[d];
+    }
+    // Output positions are independent: they split over the cores, each
+    // share walking its positions in order.
+    auto positions = [&](int64_t first, int64_t last) {
+      std::vector<int64_t> index(outer_rank), low(outer_rank),
+          begin(outer_rank), end(outer_rank), window(outer_rank);
+      int64_t rest = first;
+      for (int64_t d = outer_rank - 1; d >= 0; --d) {
+        index[d] = rest % p_.output_dims[d];
+        rest /= p_.output_dims[d];
       }
-      std::byte* target = out + o * inner * bytes;
-      while (!empty) {
-        int64_t offset = 0;
+      for (int64_t o = first; o < last; ++o) {
+        // The window's interval of input positions in each dimension.
+        bool empty = false;
         for (int64_t d = 0; d < outer_rank; ++d) {
-          offset += (low[d] + window[d]) * in_strides_[d];
-        }
-        ApplyCombiner(p_.combiner, input.type, target, in + offset * bytes,
-                      inner);
-        // The next window position, row-major.
-        int64_t d = outer_rank - 1;
-        for (; d >= 0; --d) {
-          if (++window[d] < end[d]) break;
+          low[d] = index[d] * p_.window_strides[d] - p_.padding_low[d];
+          begin[d] = std::max<int64_t>(0, -low[d]);
+          end[d] = std::min(p_.window_dimensions[d], input.dims[d] - low[d]);
+          empty |= begin[d] >= end[d];
           window[d] = begin[d];
         }
-        if (d < 0) break;
+        std::byte* target = out + o * inner * bytes;
+        while (!empty) {
+          int64_t offset = 0;
+          for (int64_t d = 0; d < outer_rank; ++d) {
+            offset += (low[d] + window[d]) * in_strides_[d];
+          }
+          ApplyCombiner(p_.combiner, input.type, target, in + offset * bytes,
+                        inner);
+          // The next window position, row-major.
+          int64_t d = outer_rank - 1;
+          for (; d >= 0; --d) {
+            if (++window[d] < end[d]) break;
+            window[d] = begin[d];
+          }
+          if (d < 0) break;
+        }
+        for (int64_t d = outer_rank - 1; d >= 0; --d) {
+          if (++index[d] < p_.output_dims[d]) break;
+          index[d] = 0;
+        }
       }
-      for (int64_t d = outer_rank - 1; d >= 0; --d) {
-        if (++index[d] < p_.output_dims[d]) break;
-        index[d] = 0;
-      }
-      if (ctx.cancelled()) return ctx.CancelledStatus();
-    }
+    };
+    // About 2^16 combined elements a share at least.
+    const int64_t per_position = std::max<int64_t>(1, window_count * inner);
+    ParallelFor(outer_count,
+                std::max<int64_t>(1, (int64_t{1} << 16) / per_position),
+                positions);
+    if (ctx.cancelled()) return ctx.CancelledStatus();
     return OkStatus();
   }
 
