@@ -469,6 +469,20 @@ const std::vector<ConvCase>& ConvCases() {
        {0, 0, 0, 0},
        {1, 1},
        {1, 1}},
+      // 1x1 over 49 positions (ResNet's last stage at batch 1): the
+      // weights in the program's layout (kSmallPointwisePositions).
+      {"b01f",
+       "01io",
+       "b01f",
+       1,
+       64,
+       48,
+       {7, 7},
+       {1, 1},
+       {1, 1},
+       {0, 0, 0, 0},
+       {1, 1},
+       {1, 1}},
       // Kernel (rhs) dilation.
       {"b01f",
        "01io",
