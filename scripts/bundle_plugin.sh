@@ -3,12 +3,15 @@
 # the shared libraries it needs beyond the C, C++ and OpenMP runtimes
 # (oneDNN, Gloo, and what they need) beside it: the plugin and each of
 # them find the others through RUNPATH $ORIGIN. Fails if the bundle would
-# need a library from outside it. Used by build_wheel.sh and stage_bench.sh.
-#   scripts/bundle_plugin.sh DIR
+# need a library from outside it. Each further FILE (a program staged
+# beside the bundle) gets what it loads beyond the system's runtimes in
+# DIR/lib too. Used by build_wheel.sh and stage_bench.sh.
+#   scripts/bundle_plugin.sh DIR [FILE...]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${KILN_BUILD_DIR:-$ROOT/build}"
-OUT="$(mkdir -p "${1:?usage: bundle_plugin.sh DIR}" && cd "$1" && pwd)"
+OUT="$(mkdir -p "${1:?usage: bundle_plugin.sh DIR [FILE...]}" && cd "$1" && pwd)"
+shift
 PLUGIN="$OUT/lib/libpjrt_kiln.so"
 mkdir -p "$OUT/lib"
 strip --strip-debug -o "$PLUGIN" "$BUILD/lib/libpjrt_kiln.so"
@@ -26,6 +29,7 @@ bundle_libraries() {
   done
 }
 bundle_libraries "$PLUGIN"
+for file in "$@"; do bundle_libraries "$file"; done
 # Self-contained: everything beyond the system's runtimes resolves inside
 # the bundle.
 if ! readelf -d "$PLUGIN" | grep -q 'R.*PATH.*\[\$ORIGIN\]'; then

@@ -19,22 +19,13 @@ OUT="$(mkdir -p "${1:?usage: stage_bench.sh DIR}" && cd "$1" && pwd)"
 PEERS=(memcpy_peer sgemm_peer pjrt_execute_bench dense_bench)
 "$ROOT/scripts/build.sh" --target pjrt_kiln "${PEERS[@]}"
 rm -rf "$OUT/lib" "$OUT/bin" "$OUT/shared"
-"$ROOT/scripts/bundle_plugin.sh" "$OUT"
 mkdir -p "$OUT/bin"
-SYSTEM='^(linux-vdso|ld-linux-[^ ]*|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libgomp)\.so'
 for peer in "${PEERS[@]}"; do
   cp "$BUILD/bin/$peer" "$OUT/bin/$peer"
   strip --strip-debug "$OUT/bin/$peer"
   patchelf --set-rpath '$ORIGIN/../lib' "$OUT/bin/$peer"
-  ldd "$BUILD/bin/$peer" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
-    while read -r name path; do
-      if ! echo "$name" | grep -Eq "$SYSTEM" && [ ! -e "$OUT/lib/$name" ]; then
-        cp -L "$path" "$OUT/lib/$name"
-        chmod u+w "$OUT/lib/$name"
-        patchelf --set-rpath '$ORIGIN' "$OUT/lib/$name"
-      fi
-    done
 done
+"$ROOT/scripts/bundle_plugin.sh" "$OUT" "${PEERS[@]/#/$BUILD/bin/}"
 if [ -d "$SHARED/corpus/models" ]; then
   mkdir -p "$OUT/shared/corpus"
   cp -r "$SHARED/corpus/models" "$OUT/shared/corpus/"
