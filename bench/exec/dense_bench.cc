@@ -180,8 +180,8 @@ void BM_MatmulShape(benchmark::State& state) {
       break;
     case 1:
       for (auto _ : state) {
-        dnnl_sgemm('N', 'N', s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(),
-                   s.n, 0.0f, c.data(), s.n);
+        dnnl_sgemm('N', 'N', s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.n,
+                   0.0f, c.data(), s.n);
         benchmark::DoNotOptimize(c.data());
       }
       break;
@@ -193,8 +193,8 @@ void BM_MatmulShape(benchmark::State& state) {
       dnnl::memory::desc b_plain({s.k, s.n}, dt::f32, tag::ab);
       dnnl::memory::desc b_any({s.k, s.n}, dt::f32, tag::any);
       dnnl::memory::desc c_desc({s.m, s.n}, dt::f32, tag::ab);
-      dnnl::matmul::primitive_desc pd(
-          dnnl::matmul::desc(a_desc, b_any, c_desc), engine);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_desc, b_any, c_desc),
+                                      engine);
       dnnl::stream stream(engine);
       dnnl::memory a_mem(a_desc, engine, a.data());
       dnnl::memory b_user(b_plain, engine, b.data());

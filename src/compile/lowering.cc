@@ -895,12 +895,11 @@ Status Lowering::LowerEntry(const ir::Operation& func,
     const exec::Slot& s = slot(id);
     plan_.mutable_outputs().push_back({s.shape, s.is_token});
     const bool in_place =
-        aliases[k] < 0 ||
-        CanComputeIntoDonatedOutput(main, id, main.params[aliases[k]],
-                                    result_leaves);
-    if (in_place && s.kind == exec::SlotKind::kTemp &&
-        alias_root_[id] == id && slot_frame_[id] == frames_.back().id &&
-        first_def_[id] >= 0 && !claimed.count(id)) {
+        aliases[k] < 0 || CanComputeIntoDonatedOutput(
+                              main, id, main.params[aliases[k]], result_leaves);
+    if (in_place && s.kind == exec::SlotKind::kTemp && alias_root_[id] == id &&
+        slot_frame_[id] == frames_.back().id && first_def_[id] >= 0 &&
+        !claimed.count(id)) {
       claimed.insert(id);
       // The slot and every alias of it now live in the output buffer.
       for (size_t other = 0; other < plan_.slots().size(); ++other) {

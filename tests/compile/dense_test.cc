@@ -267,10 +267,10 @@ const std::vector<DotCase>& DotCases() {
       {{4, 4096}, {4096, 4}, {}, {}, {1}, {0}},         // long sums
       {{5, 7, 130}, {5, 130, 65}, {0}, {0}, {2}, {1}},  // odd sizes
       // 256 rows and more: the rhs in oneDNN's own layout.
-      {{256, 40}, {40, 72}, {}, {}, {1}, {0}},       // plain
-      {{300, 33}, {65, 33}, {}, {}, {1}, {1}},       // rhs transposed
-      {{2, 160, 24}, {24, 40}, {}, {}, {2}, {0}},    // free dims merge
-      {{33, 270}, {33, 17}, {}, {}, {0}, {0}},       // lhs transposed
+      {{256, 40}, {40, 72}, {}, {}, {1}, {0}},     // plain
+      {{300, 33}, {65, 33}, {}, {}, {1}, {1}},     // rhs transposed
+      {{2, 160, 24}, {24, 40}, {}, {}, {2}, {0}},  // free dims merge
+      {{33, 270}, {33, 17}, {}, {}, {0}, {0}},     // lhs transposed
   };
   return cases;
 }
@@ -329,8 +329,8 @@ TEST(DenseTest, ManyRowMatmulReordersItsRhsIntoScratch) {
     EXPECT_GE(many.scratch_bytes, 64 * 96 * 4) << many.implementation;
   }
   // Checked against the reference over the same shape (DotCases has more).
-  EXPECT_TRUE(CheckDot({{256, 64}, {64, 96}, {}, {}, {1}, {0}}, kF32, kF32,
-                       kF32));
+  EXPECT_TRUE(
+      CheckDot({{256, 64}, {64, 96}, {}, {}, {1}, {0}}, kF32, kF32, kF32));
 }
 
 TEST(DenseTest, EmptyDotFallsBackToKilnsKernel) {

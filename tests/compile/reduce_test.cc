@@ -96,8 +96,8 @@ TEST(ReduceTest, RowMaximumPropagatesNaNAndIntegerSumsWrap) {
 // whose windows reach past the high edge (rows of one element).
 // An NHWC max pool, 3x3 stride 2 with one element of padding on each
 // side, against the naive loop.
-void ExpectMaxPoolMatchesNaiveLoop(int64_t n, int64_t h, int64_t w,
-                                   int64_t c, uint32_t seed) {
+void ExpectMaxPoolMatchesNaiveLoop(int64_t n, int64_t h, int64_t w, int64_t c,
+                                   uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uniform(-10.0f, 10.0f);
   std::vector<float> x(n * h * w * c);
@@ -108,14 +108,17 @@ void ExpectMaxPoolMatchesNaiveLoop(int64_t n, int64_t h, int64_t w,
   ASSERT_OK_AND_ASSIGN(
       auto pooled,
       RunText(StrCat(R"(
-func.func @main(%x: )", in, ") -> ", out, R"( {
+func.func @main(%x: )",
+                     in, ") -> ", out, R"( {
   %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
   %r = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %m = stablehlo.maximum %a, %b : tensor<f32>
     stablehlo.return %m : tensor<f32>
-  }) : ()", in, ", tensor<f32>) -> ", out, R"(
-  return %r : )", out, "\n}"),
+  }) : ()",
+                     in, ", tensor<f32>) -> ", out, R"(
+  return %r : )",
+                     out, "\n}"),
               {HostArray::Of(ElementType::kF32, {n, h, w, c}, x)}));
   std::vector<float> got = pooled[0].As<float>();
   int64_t bad = 0;

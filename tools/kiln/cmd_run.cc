@@ -79,7 +79,8 @@ class ReusedOutputs : public exec::OutputAllocator {
     if (index >= static_cast<int>(buffers_.size())) buffers_.resize(index + 1);
     exec::AlignedBuffer& buffer = buffers_[index];
     const int64_t bytes = spec.is_token ? 0 : spec.shape.byte_size();
-    if (buffer.data() == nullptr || buffer.size() < static_cast<size_t>(bytes)) {
+    if (buffer.data() == nullptr ||
+        buffer.size() < static_cast<size_t>(bytes)) {
       ASSIGN_OR_RETURN(buffer, exec::AllocateAligned(bytes));
       std::memset(buffer.data(), 0, bytes);
     }

@@ -274,8 +274,8 @@ OneDnnKernel MakeOneDnnMatmulKernel(const OneDnnMatmulParams& p) {
       if (!pd || !onednn::IsOptimized(pd)) continue;
       std::vector<onednn::PrimitiveArg> args(3);
       args[0] = {DNNL_ARG_SRC, false, 0, *lhs, *lhs, std::nullopt, 0};
-      args[1] = {DNNL_ARG_WEIGHTS, false,        1, *rhs, pd.weights_desc(),
-                 std::nullopt,     0};
+      args[1] = {DNNL_ARG_WEIGHTS,  false,        1, *rhs,
+                 pd.weights_desc(), std::nullopt, 0};
       args[2] = {DNNL_ARG_DST, true, 0, *out, *out, std::nullopt, 0};
       OneDnnKernel made =
           onednn::MakePrimitiveKernel(pd, dnnl::matmul(pd), std::move(args));

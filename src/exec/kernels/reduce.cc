@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "exec/kernels/element.h"
-#include "exec/kernels/region_call.h"
 #include "exec/kernels/elementwise_ops.h"
+#include "exec/kernels/region_call.h"
 #include "exec/kernels/row_reduce.h"
 #include "exec/kernels/row_reducer.h"
 #include "exec/kernels/vectorize.h"
@@ -354,9 +354,9 @@ class ReduceWindowKernel : public Kernel {
             offset += (low[d] + window[d]) * in_strides_[d];
           }
           if (!f32_rows ||
-              !CombineF32Row(p_.combiner, reinterpret_cast<float*>(target),
-                             reinterpret_cast<const float*>(in + offset * bytes),
-                             inner)) {
+              !CombineF32Row(
+                  p_.combiner, reinterpret_cast<float*>(target),
+                  reinterpret_cast<const float*>(in + offset * bytes), inner)) {
             ApplyCombiner(p_.combiner, input.type, target, in + offset * bytes,
                           inner);
           }
