@@ -40,8 +40,10 @@ struct FusedNode {
 
 // Elements per tile: small enough that the tiles of a chain stay in the
 // core's L1/L2 caches, large enough that each node's loop amortizes its
-// call.
-inline constexpr int64_t kFusionTileElements = 1024;
+// call and the setting up of its operands. On 2 cores, 2048 against 1024:
+// gelu 16.8 -> 15.8 ms, the BERT layer 1% faster, ResNet-50 the same;
+// 4096 was slower than 2048 on both.
+inline constexpr int64_t kFusionTileElements = 2048;
 
 // The most inputs, and the most outputs, one node may have (an arithmetic
 // chain's inputs are its links' operands).
