@@ -1,8 +1,6 @@
 """The runtime seen from JAX: donation, asynchronous dispatch, transfers
 between devices and to and from the host, jax.export round trips."""
 
-import time
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -89,20 +87,22 @@ def test_async_dispatch_many_independent():
 
 
 def test_execute_returns_before_completion():
-    # Events mean completion; execute itself must not wait for the work.
+    # Events mean completion; execute itself must not wait for the work:
+    # right after a call of 36 GFLOP of matmuls (tens of milliseconds on
+    # any machine here) returns, its result is not ready yet. (A timed
+    # comparison of the call with the whole run failed once the engine
+    # made the run as short as a descheduled call.)
     @jax.jit
     def heavy(x):
         return jax.lax.fori_loop(0, 40, lambda i, a: jnp.tanh(a @ a), x)
 
-    x = jax.device_put(random_array((256, 256), np.float32, seed=6) / 16,
+    x = jax.device_put(random_array((768, 768), np.float32, seed=6) / 64,
                        kiln_device())
     heavy(x).block_until_ready()  # compile
-    start = time.perf_counter()
     y = heavy(x)
-    dispatched = time.perf_counter() - start
+    assert not y.is_ready()
     y.block_until_ready()
-    total = time.perf_counter() - start
-    assert dispatched < total / 2, (dispatched, total)
+    assert y.is_ready()
 
 
 def test_device_put_host_kiln_cpu_round_trips():
