@@ -75,6 +75,17 @@ void Lowering::ReadBroadcastScalars(exec::Step& step) {
   }
 }
 
+bool Lowering::OtherFrameStepBetween(int64_t a, int64_t b) const {
+  const int frame = frames_.back().id;
+  for (int64_t i = a + 1; i < b; ++i) {
+    if (i < static_cast<int64_t>(index_frame_.size()) &&
+        index_frame_[i] >= 0 && index_frame_[i] != frame) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool Lowering::ScratchDeadAfter(SlotId root, int64_t index) const {
   const exec::Slot& s = plan_.slots()[root];
   return s.kind == exec::SlotKind::kTemp && !s.is_token &&
@@ -111,18 +122,10 @@ void Lowering::FuseElementwiseSteps() {
   std::vector<int64_t> fused_last_indices;  // a fused step's last index
   fused_steps.reserve(region.steps.size());
 
-  // Whether a step of another frame has an index strictly between a and b
-  // (a nested region's step between two steps of this region; the indices
+  // A nested region's step between two steps of this region (the indices
   // of this frame's dropped broadcasts are no such step).
-  const int frame = frames_.back().id;
   auto foreign_between = [&](int64_t a, int64_t b) {
-    for (int64_t i = a + 1; i < b; ++i) {
-      if (i < static_cast<int64_t>(index_frame_.size()) &&
-          index_frame_[i] >= 0 && index_frame_[i] != frame) {
-        return true;
-      }
-    }
-    return false;
+    return OtherFrameStepBetween(a, b);
   };
 
   size_t begin = 0;

@@ -894,12 +894,12 @@ Status Lowering::LowerEntry(const ir::Operation& func,
     SlotId id = result_leaves[k];
     const exec::Slot& s = slot(id);
     plan_.mutable_outputs().push_back({s.shape, s.is_token});
-    const bool in_place =
-        aliases[k] < 0 || CanComputeIntoDonatedOutput(
-                              main, id, main.params[aliases[k]], result_leaves);
-    if (in_place && s.kind == exec::SlotKind::kTemp && alias_root_[id] == id &&
+    if (s.kind == exec::SlotKind::kTemp && alias_root_[id] == id &&
         slot_frame_[id] == frames_.back().id && first_def_[id] >= 0 &&
-        !claimed.count(id)) {
+        !claimed.count(id) &&
+        (aliases[k] < 0 ||
+         CanComputeIntoDonatedOutput(main, id, main.params[aliases[k]],
+                                     result_leaves))) {
       claimed.insert(id);
       // The slot and every alias of it now live in the output buffer.
       for (size_t other = 0; other < plan_.slots().size(); ++other) {
@@ -948,11 +948,7 @@ Status Lowering::LowerEntry(const ir::Operation& func,
 bool Lowering::CanComputeIntoDonatedOutput(
     const exec::Region& main, SlotId value, SlotId argument,
     const std::vector<SlotId>& returned) const {
-  const exec::Slot& s = slot(value);
-  if (s.kind != exec::SlotKind::kTemp || alias_root_[value] != value ||
-      slot(argument).kind != exec::SlotKind::kArgument) {
-    return false;
-  }
+  if (slot(argument).kind != exec::SlotKind::kArgument) return false;
   // The argument returned as itself is copied out at the end, after the
   // value is written.
   for (SlotId r : returned) {
@@ -970,20 +966,14 @@ bool Lowering::CanComputeIntoDonatedOutput(
     }
     return false;
   };
-  // Which steps run regions: their own steps took the step indices between
-  // theirs and the previous step of this region.
+  // A step runs regions when their steps took indices between its own and
+  // the previous step's of this region.
   const std::vector<int64_t>& indices =
       frame_step_indices_.at(frames_.back().id);
   if (indices.size() != main.steps.size()) return false;
   auto runs_regions = [&](size_t position) {
-    const int64_t from = position == 0 ? 0 : indices[position - 1] + 1;
-    for (int64_t i = from; i < indices[position]; ++i) {
-      if (i < static_cast<int64_t>(index_frame_.size()) &&
-          index_frame_[i] >= 0 && index_frame_[i] != frames_.back().id) {
-        return true;
-      }
-    }
-    return false;
+    return OtherFrameStepBetween(position == 0 ? -1 : indices[position - 1],
+                                 indices[position]);
   };
   size_t defining = main.steps.size();
   for (size_t p = 0; p < main.steps.size(); ++p) {

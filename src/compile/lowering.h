@@ -210,14 +210,19 @@ class Lowering {
   // kernel has that form; FuseElementwiseSteps then drops broadcasts no
   // one reads any more.
   void ReadBroadcastScalars(exec::Step& step);
-  // Whether the entry region's value `value`, an output donated argument
-  // `argument` may hand its memory to, can be computed straight into that
-  // output: no later step reads the argument, the defining step reads it
+  // Whether the entry region's value `value` (an ordinary scratch slot of
+  // the entry frame), an output donated argument `argument` may hand its
+  // memory to, can be computed straight into that output: no later step reads the argument, the defining step reads it
   // (if at all) element by element, and no elementwise step before it
   // reads it whole (a view fusion could run beside the write).
   bool CanComputeIntoDonatedOutput(const exec::Region& main, SlotId value,
                                    SlotId argument,
                                    const std::vector<SlotId>& returned) const;
+  // Whether a step of another frame than the innermost one took an index
+  // strictly between `a` and `b`: a nested region's step lies between two
+  // steps of this region (the step at `b` runs regions when `a` is the
+  // index of the step before it).
+  bool OtherFrameStepBetween(int64_t a, int64_t b) const;
   // Whether `root` is an ordinary scratch array (not a token, argument,
   // output or constant) that no step after `index` reads.
   bool ScratchDeadAfter(SlotId root, int64_t index) const;

@@ -14,33 +14,6 @@
 namespace kiln::exec {
 namespace {
 
-// target[i] = op(target[i], value[i]) for f32 maximum, minimum and add, as
-// ApplyCombiner computes them, at the widest vectors the CPU has (pooling
-// combines one row of channels per window position: ApplyCombiner's
-// dispatch per row and its baseline vectors took most of a max pool's
-// time). The rows never overlap. False for other combiners.
-KILN_VECTORIZED bool CombineF32Row(Combiner combiner, float* __restrict target,
-                                   const float* __restrict value,
-                                   int64_t count) {
-  switch (combiner) {
-    case Combiner::kMaximum:
-      for (int64_t i = 0; i < count; ++i) {
-        target[i] = ops::Maximum::Apply(target[i], value[i], 0);
-      }
-      return true;
-    case Combiner::kMinimum:
-      for (int64_t i = 0; i < count; ++i) {
-        target[i] = ops::Minimum::Apply(target[i], value[i], 0);
-      }
-      return true;
-    case Combiner::kAdd:
-      for (int64_t i = 0; i < count; ++i) target[i] = target[i] + value[i];
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Broadcasts the init scalar over a result.
 void FillWith(std::byte* target, const std::byte* value, int64_t count,
               int64_t element_bytes) {
@@ -324,7 +297,6 @@ class ReduceWindowKernel : public Kernel {
     for (int64_t d = 0; d < outer_rank; ++d) {
       window_count *= p_.window_dimensions[d];
     }
-    const bool f32_rows = input.type == ElementType::kF32;
     const std::byte* init = ctx.slot(step.inputs[1]);
     // Output positions are independent: they split over the cores, each
     // share walking its positions in order.
@@ -353,13 +325,8 @@ class ReduceWindowKernel : public Kernel {
           for (int64_t d = 0; d < outer_rank; ++d) {
             offset += (low[d] + window[d]) * in_strides_[d];
           }
-          if (!f32_rows ||
-              !CombineF32Row(
-                  p_.combiner, reinterpret_cast<float*>(target),
-                  reinterpret_cast<const float*>(in + offset * bytes), inner)) {
-            ApplyCombiner(p_.combiner, input.type, target, in + offset * bytes,
-                          inner);
-          }
+          ApplyCombiner(p_.combiner, input.type, target, in + offset * bytes,
+                        inner);
           // The next window position, row-major.
           int64_t d = outer_rank - 1;
           for (; d >= 0; --d) {

@@ -73,7 +73,7 @@ class ScalarRegion {
 
 // Applies a known combiner to `count` pairs: target[i] = op(target[i],
 // value[i]) in native type `type`; false when the combiner or type has no
-// fast path.
+// fast path. `target` and `value` do not overlap, except for kReplace.
 bool ApplyCombiner(Combiner combiner, ElementType type, std::byte* target,
                    const std::byte* value, int64_t count);
 
