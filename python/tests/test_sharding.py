@@ -314,6 +314,51 @@ def test_unreduced_dot_leaves_each_devices_partial_product(mesh_shape):
     np.testing.assert_array_equal(totals[1], x @ x)
 
 
+def test_unreduced_values_pass_between_programs_as_each_devices_partial():
+    """Unreduced values are each device's own partial value, not a sum split
+    again: a shard_map that returns its operand as unreduced, one that sums
+    an unreduced argument with psum, one that passes it on unchecked, and a
+    contraction's unreduced product summed inside a shard_map (the devices
+    must all keep or all drop each all_reduce). Every device's shard is
+    compared with XLA:CPU's."""
+    from jax.sharding import AxisType
+    from jax import shard_map
+    x = np.arange(8, dtype=np.float32)
+    a = np.arange(8, dtype=np.float32).reshape(2, 4)
+    b = np.arange(24, dtype=np.float32).reshape(4, 6)
+    results = []
+    for platform in (KILN_PLATFORM, "cpu"):
+        devices = np.array(jax.devices(platform)[:2])
+        mesh = Mesh(devices, ("x",), axis_types=(AxisType.Explicit,))
+        with jax.set_mesh(mesh):
+            to_partial = jax.jit(shard_map(
+                lambda v: v, in_specs=P("x"), out_specs=P(unreduced={"x"})))
+            summed = jax.jit(shard_map(
+                lambda v: jax.lax.psum(v, "x"), in_specs=P(unreduced={"x"}),
+                out_specs=P()))
+            unchecked = jax.jit(shard_map(
+                lambda v: v, in_specs=P(unreduced={"x"}), out_specs=P(),
+                check_vma=False))
+            partial = to_partial(jax.device_put(x, P("x")))
+            psum_of_dot = jax.jit(lambda u, v: summed(jnp.einsum(
+                "ab,bc->ac", u, v, out_sharding=P(unreduced={"x"}))).sum())
+            outs = [partial, summed(partial), unchecked(partial),
+                    psum_of_dot(jax.device_put(a, P(None, "x")),
+                                jax.device_put(b, P("x", None)))]
+            results.append([[np.asarray(s.data) for s in o.addressable_shards]
+                            for o in outs])
+    kiln, cpu = results
+    for k_out, c_out in zip(kiln, cpu):
+        for k, c in zip(k_out, c_out):
+            np.testing.assert_array_equal(k, c)
+    # Independently of both: device i's partial is its slice of x, the psum
+    # adds the slices, and the last program is the sum of a @ b.
+    np.testing.assert_array_equal(kiln[0][1], x[4:])
+    np.testing.assert_array_equal(kiln[1][0], x[:4] + x[4:])
+    np.testing.assert_array_equal(kiln[2][1], x[4:])
+    np.testing.assert_array_equal(kiln[3][0], np.sum(a @ b))
+
+
 def test_exported_call_keeps_the_shardings_of_its_results():
     """jax.export's call of a sharded function: the results leave sharded as
     the exported function gave them, on both backends."""

@@ -288,9 +288,9 @@ Status CallInspectSharding(const Operation& op, const TileLayout& layout) {
   args.sharding_spec_size = sharding.size();
   callback.call(callback.data, &args);
   if (args.error_txt == nullptr) return OkStatus();
-  Status error = InternalError(op.loc().ToString(),
-                               ": inspect_array_sharding's callback failed: ",
-                               args.error_txt);
+  Status error = InternalError(
+      op.loc().ToString(),
+      ": inspect_array_sharding's callback failed: ", args.error_txt);
   if (args.free_error != nullptr) args.free_error(&args);
   return error;
 }
@@ -912,8 +912,16 @@ class Partitioner {
         if (layout->HasUnreduced()) {
           local = SumUnreduced(argument, *layout, out, argument->loc());
         }
-        tiled_[argument] = Tiled{LocalHandle(local, out, argument->loc()),
-                                 WithoutUnreduced(*layout), global, nullptr};
+        Value* handle = LocalHandle(local, out, argument->loc());
+        tiled_[argument] =
+            Tiled{handle, WithoutUnreduced(*layout), global, nullptr};
+        if (layout->HasUnreduced()) {
+          // The device's own partial value, where it goes on unreduced.
+          partial_sums_[argument] = PartialSum{argument,
+                                               GroupKeys(*layout),
+                                               {local, handle},
+                                               WithoutUnreduced(*layout)};
+        }
       }
       inputs.push_back(argument->type());
     }
@@ -949,18 +957,13 @@ class Partitioner {
         chosen = tiled->second.layout;
         value = tiled->second.local;
       } else if (layout) {
-        ASSIGN_OR_RETURN(value, TileOf(result, WithoutUnreduced(*layout), out,
-                                       ret->loc(), what));
-        if (layout->HasUnreduced()) {
-          auto partial = tiled == tiled_.end()
-                             ? partial_sums_.end()
-                             : partial_sums_.find(tiled->first);
-          if (partial != partial_sums_.end() &&
-              SameTiles(tiled->second.layout, WithoutUnreduced(*layout)) &&
-              SameGroups(partial->second.group_key, layout->unreduced_group)) {
-            // The partial products themselves, not their sum split again.
-            value = partial->second.partial;
-          } else {
+        value = layout->HasUnreduced()
+                    ? KnownPartials(result, *layout, out, ret->loc())
+                    : nullptr;
+        if (value == nullptr) {
+          ASSIGN_OR_RETURN(value, TileOf(result, WithoutUnreduced(*layout), out,
+                                         ret->loc(), what));
+          if (layout->HasUnreduced()) {
             value = SplitUnreduced(value, *layout, out, ret->loc());
           }
         }
@@ -1016,7 +1019,8 @@ class Partitioner {
 
   // Tells an `@InspectSharding` callback its operand's `layout`, where
   // this partitioning reports them.
-  Status ReportInspectedSharding(const Operation& op, const TileLayout& layout) {
+  Status ReportInspectedSharding(const Operation& op,
+                                 const TileLayout& layout) {
     if (!target_.report_inspections) return OkStatus();
     return CallInspectSharding(op, layout);
   }
@@ -1642,6 +1646,7 @@ class Partitioner {
     for (const auto& op : ops) {
       if (!candidates.count(op.get())) note(*op);
     }
+    used.insert(split_tiles_.begin(), split_tiles_.end());
     // Everything made from one sum goes together, or stays.
     std::map<const Value*, std::set<const Value*>> by_sum;
     for (const auto& [value, sum] : partial_sums_) {
@@ -1664,22 +1669,48 @@ class Partitioner {
     }
     ops = std::move(kept);
     partial_sums_.clear();
+    split_tiles_.clear();
   }
 
   // The sum of the partial values `local` of a layout with unreduced axes,
   // among the devices that differ only along them.
   Value* SumUnreduced(Value* local, const TileLayout& layout, OpList& out,
                       const ir::Location& loc) {
+    return AllReduce(local, "stablehlo.add", GroupKeys(layout), out, loc);
+  }
+
+  // The key of each device's group of unreduced axes (AllReduce's form).
+  static std::vector<std::vector<int64_t>> GroupKeys(const TileLayout& layout) {
     std::vector<std::vector<int64_t>> keys;
     for (int64_t group : layout.unreduced_group) keys.push_back({group});
-    return AllReduce(local, "stablehlo.add", keys, out, loc);
+    return keys;
+  }
+
+  // The partition's partial value of `global` for a layout with unreduced
+  // axes, where `global` is a sum of partial values over the same groups
+  // and tiles (an unreduced argument or manual-computation result, a
+  // contraction's partial products): the partial values themselves, as
+  // XLA's partitioner leaves them, through a handle of their own (the
+  // value that holds them may be registered as the tile of the sum). Null
+  // otherwise.
+  Value* KnownPartials(const Value* global, const TileLayout& layout,
+                       OpList& out, const ir::Location& loc) {
+    auto partial = partial_sums_.find(global);
+    if (partial != partial_sums_.end() &&
+        SameTiles(partial->second.layout, WithoutUnreduced(layout)) &&
+        SameGroups(partial->second.group_key, layout.unreduced_group)) {
+      return LocalHandle(partial->second.partial, out, loc);
+    }
+    return nullptr;
   }
 
   // A partial value of `tile` for a layout with unreduced axes: the tile on
   // the first device of each group, zeros on the others (their sum is the
-  // tile).
+  // tile). The tile is then kept read on every partition: the devices that
+  // take zeros would otherwise drop its all_reduce alone (DropUnusedSums).
   Value* SplitUnreduced(Value* tile, const TileLayout& layout, OpList& out,
                         const ir::Location& loc) {
+    split_tiles_.insert(tile);
     if (layout.unreduced_index[target_.partition_id] == 0) return tile;
     return Zeros(tile->type(), out, loc);
   }
@@ -2025,6 +2056,13 @@ class Partitioner {
                   op->operand(0)->type() == op->result(0)->type()
               ? op->operand(0)
               : nullptr;
+      if (cast_of != nullptr && partial_sums_.count(cast_of) &&
+          !tiled_.count(cast_of)) {
+        // A whole sum: the cast is the sum itself, and keeps its partials.
+        substitutions_[op->result(0)] = op->operand(0);
+        removed_.push_back(std::move(op));
+        continue;
+      }
       ASSIGN_OR_RETURN(bool on_tiles, RunOnTiles(*op, out));
       if (!on_tiles) {
         ASSIGN_OR_RETURN(on_tiles, RunShapeOpOnTiles(*op, out));
@@ -2049,8 +2087,10 @@ class Partitioner {
         }
         pending_tiled_.local = LocalHandle(local, out, loc);
         if (summed) {
-          partial_sums_[result] = PartialSum{
-              result, pending_group_key_, {local, pending_tiled_.local}};
+          partial_sums_[result] = PartialSum{result,
+                                             pending_group_key_,
+                                             {local, pending_tiled_.local},
+                                             pending_tiled_.layout};
         } else if (auto sum = cast_of == nullptr ? partial_sums_.end()
                                                  : partial_sums_.find(cast_of);
                    sum != partial_sums_.end()) {
@@ -2159,8 +2199,8 @@ class Partitioner {
       ASSIGN_OR_RETURN(std::vector<int64_t> tile,
                        TileShape(global, layout, op.Describe()));
       result->set_type(global.WithShape(tile));
-      pending_batched_[result] = Tiled{nullptr, std::move(layout), global,
-                                       nullptr};
+      pending_batched_[result] =
+          Tiled{nullptr, std::move(layout), global, nullptr};
     }
     // The result layouts XLA would report for the call are the operands';
     // the op's own sharding annotation no longer describes its tiles.
@@ -2339,11 +2379,15 @@ class Partitioner {
           LayoutOfShardy(in_shardings[i], meshes_, global->type().rank(),
                          target_.num_partitions, &manual_axes);
       if (!in_layout.ok()) return in_layout.status().WithContext(what);
-      ASSIGN_OR_RETURN(
-          Value * tile,
-          TileOf(global, WithoutUnreduced(*in_layout), out, op.loc(), what));
-      if (in_layout->HasUnreduced()) {
-        tile = SplitUnreduced(tile, *in_layout, out, op.loc());
+      Value* tile = in_layout->HasUnreduced()
+                        ? KnownPartials(global, *in_layout, out, op.loc())
+                        : nullptr;
+      if (tile == nullptr) {
+        ASSIGN_OR_RETURN(tile, TileOf(global, WithoutUnreduced(*in_layout), out,
+                                      op.loc(), what));
+        if (in_layout->HasUnreduced()) {
+          tile = SplitUnreduced(tile, *in_layout, out, op.loc());
+        }
       }
       if (tile->type() != body.argument(i)->type()) {
         return InvalidArgumentError(
@@ -2386,9 +2430,16 @@ class Partitioner {
           LayoutOfShardy(out_shardings[i], meshes_, global_type.rank(),
                          target_.num_partitions, &manual_axes);
       if (!out_layout.ok()) return out_layout.status().WithContext(what);
+      // With unreduced axes, the body's values are partial values: they
+      // are summed where the program reads the result, and go on as they
+      // are where it passes it on unreduced (KnownPartials).
+      std::optional<PartialSum> partials;
       if (out_layout->HasUnreduced()) {
+        Value* partial = tile;
+        std::vector<std::vector<int64_t>> keys = GroupKeys(*out_layout);
         tile = SumUnreduced(tile, *out_layout, out, op.loc());
         *out_layout = WithoutUnreduced(*out_layout);
+        partials = PartialSum{partial, std::move(keys), {tile}, *out_layout};
       }
       const TileLayout& layout = *out_layout;
       Value* global = tile;
@@ -2401,8 +2452,12 @@ class Partitioner {
               " for a tile of ", StrJoin(expected, "x"));
         }
         // Kept as the partition's tile; assembled if an op needs it whole.
-        tiled_[op.result(i)] = Tiled{LocalHandle(tile, out, op.loc()), layout,
-                                     global_type, nullptr};
+        Value* handle = LocalHandle(tile, out, op.loc());
+        tiled_[op.result(i)] = Tiled{handle, layout, global_type, nullptr};
+        if (partials) {
+          partials->chain.push_back(handle);
+          partial_sums_[op.result(i)] = std::move(*partials);
+        }
         continue;
       } else if (tile->type() != global_type) {
         return InvalidArgumentError(what, ": the body returns ",
@@ -2410,6 +2465,7 @@ class Partitioner {
                                     global_type.ToString());
       }
       substitutions_[op.result(i)] = global;
+      if (partials) partial_sums_[global] = std::move(*partials);
     }
     return OkStatus();
   }
@@ -2500,8 +2556,13 @@ class Partitioner {
     // The sum, its handle, and identity casts of it with theirs: what
     // becomes dead when the partials leave instead.
     std::vector<const Value*> chain;
+    // The tiles of the partial values (no unreduced axes).
+    TileLayout layout;
   };
   std::map<const Value*, PartialSum> partial_sums_;
+  // Tiles split into one device's value and zeros (PartialsOf): read on
+  // every partition, whether or not this one reads them.
+  std::set<const Value*> split_tiles_;
   std::vector<std::vector<int64_t>> pending_group_key_;
   // Ops taken out of the program, kept until the partitioner is done: the
   // maps above hold their results' addresses.
@@ -2711,7 +2772,8 @@ Status ReportReplicatedInspections(const ir::Module& module) {
         status = CallInspectSharding(*op, TileLayout{});
       }
       for (int r = 0; r < op->num_regions(); ++r) {
-        for (const std::unique_ptr<ir::Block>& nested : op->region(r).blocks()) {
+        for (const std::unique_ptr<ir::Block>& nested :
+             op->region(r).blocks()) {
           walk(*nested);
         }
       }

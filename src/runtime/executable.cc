@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "base/fingerprint.h"
+#include "base/logging.h"
 #include "compile/compiler.h"
 #include "compile/memory_layouts.h"
 #include "compile/sharding.h"
@@ -555,6 +556,11 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
           compile::PartitionModule(*partition, target, &result_layouts));
       RETURN_IF_ERROR(compile::ApplyMemoryLayouts(*partition, memory_layouts));
       program_of_position = partition.get();
+      if (LogLevelEnabled(LogLevel::kDebug)) {
+        KILN_LOG(DEBUG) << "partition " << target.partition_id << " of "
+                        << spec.num_partitions << ":\n"
+                        << ir::PrintModule(*partition);
+      }
       // What the results go out as, where the program left them open too.
       if (position == 0) {
         for (const auto& layout : result_layouts) {
