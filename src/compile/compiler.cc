@@ -32,6 +32,8 @@ StatusOr<std::unique_ptr<exec::Plan>> Compile(const ir::Module& module,
   lowering.set_use_onednn(options.use_onednn,
                           options.onednn_min_multiply_adds);
   lowering.set_position(options.position);
+  lowering.set_host_transfers_between_participants(
+      options.host_transfers_between_participants);
   RETURN_IF_ERROR(lowering.LowerEntry(*entry, options.argument_types,
                                       options.argument_values));
   RETURN_IF_ERROR(lowering.Finish());

@@ -62,6 +62,12 @@ struct CompileOptions {
   // not read its ids; a run meets its peers through the communicator in
   // exec::RunOptions.
   ProcessPosition position;
+  // Host transfers (send and recv with is_host_transfer) pass between the
+  // program's participants through their channels, as the StableHLO
+  // interpreter runs them (`kiln check`'s run_parallel cases). Off: they
+  // need the host's callbacks, which Kiln does not provide, and fail to
+  // compile.
+  bool host_transfers_between_participants = false;
 };
 
 // Compiles `module` into an immutable plan. Errors name the op and its

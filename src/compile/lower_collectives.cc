@@ -1,5 +1,6 @@
 // Lowering of the collectives: all_reduce, collective_reduce, all_gather,
-// reduce_scatter, all_to_all, collective_permute and collective_broadcast.
+// reduce_scatter, all_to_all, collective_permute and collective_broadcast;
+// and of send and recv, whose channels run through the same communicator.
 //
 // The process groups are resolved here, over flattened participant ids
 // (replica_id * num_partitions + partition_id), following the StableHLO
@@ -492,6 +493,176 @@ Status LowerCollectivePermute(Lowering& lowering, const ir::Operation& op) {
   return OkStatus();
 }
 
+// XLA's `_xla_send_recv_source_target_pairs` frontend attribute ("{{0,1},
+// {1,2}}") as a flat list of ids, source then target; nullopt when the op
+// has none.
+StatusOr<std::optional<std::vector<int64_t>>> SendRecvPairs(
+    const ir::Operation& op) {
+  ir::Attribute frontend = op.GetAttr("mhlo.frontend_attributes");
+  ir::Attribute pairs = frontend.is(ir::AttrKind::kDictionary)
+                            ? frontend.Get("_xla_send_recv_source_target_pairs")
+                            : ir::Attribute();
+  if (!pairs) return std::optional<std::vector<int64_t>>();
+  if (!pairs.is(ir::AttrKind::kString)) {
+    return InvalidArgumentError(
+        op.Describe(), ": _xla_send_recv_source_target_pairs must be a string");
+  }
+  std::vector<int64_t> ids;
+  const std::string& text = pairs.string_value();
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] < '0' || text[i] > '9') {
+      if (text.find_first_of("{},= ", i) != i) {
+        return InvalidArgumentError(
+            op.Describe(),
+            ": cannot read _xla_send_recv_source_target_pairs \"", text, "\"");
+      }
+      ++i;
+      continue;
+    }
+    size_t end = text.find_first_not_of("0123456789", i);
+    if (end == std::string::npos) end = text.size();
+    std::optional<int64_t> id = ParseInt64(text.substr(i, end - i));
+    if (!id) {
+      return InvalidArgumentError(op.Describe(), ": id \"",
+                                  text.substr(i, end - i), "\" is too large");
+    }
+    ids.push_back(*id);
+    i = end;
+  }
+  if (ids.size() % 2 != 0) {
+    return InvalidArgumentError(op.Describe(),
+                                ": _xla_send_recv_source_target_pairs \"", text,
+                                "\" has an id without its pair");
+  }
+  return std::optional<std::vector<int64_t>>(std::move(ids));
+}
+
+// What stablehlo.send and stablehlo.recv share: the channel and who talks
+// to whom. With source-target pairs, ids are replica ids without a
+// channel and partition ids with one (as for collective_permute), and a
+// target has one source; without them, every message of the channel goes
+// to whoever receives first, in order (the StableHLO interpreter's
+// channels). Host transfers (is_host_transfer) pass between participants
+// only where the compile options ask for it.
+StatusOr<exec::ChannelParams> ResolveChannel(Lowering& lowering,
+                                             const ir::Operation& op) {
+  const bool host = BoolAttr(op, "is_host_transfer");
+  if (host && !lowering.host_transfers_between_participants()) {
+    return UnimplementedError(
+        op.Describe(), ": ", op.name(),
+        " with is_host_transfer needs the host's send and recv callbacks, "
+        "which Kiln does not provide");
+  }
+  exec::ChannelParams params;
+  params.channel = ChannelId(op);
+  params.host_transfer = host;
+  const int participants = Participants(lowering);
+  params.targets.assign(participants, {});
+  params.sources.assign(participants, -1);
+  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> pairs,
+                   SendRecvPairs(op));
+  if (!pairs) {
+    params.any_receiver = true;
+    return params;
+  }
+  const GroupMode mode = PartitionGroupMode(op);
+  const ProcessPosition& position = lowering.position();
+  const int64_t count = IdCount(position, mode);
+  std::vector<int64_t> source_of(count, -1);
+  for (size_t i = 0; i + 1 < pairs->size(); i += 2) {
+    const int64_t source = (*pairs)[i], target = (*pairs)[i + 1];
+    for (int64_t id : {source, target}) {
+      if (id < 0 || id >= count) {
+        return InvalidArgumentError(op.Describe(), ": ", IdKind(mode), " id ",
+                                    id,
+                                    " in _xla_send_recv_source_target_pairs "
+                                    "is out of range [0, ",
+                                    count, ")");
+      }
+    }
+    if (source_of[target] >= 0) {
+      return InvalidArgumentError(
+          op.Describe(), ": ", IdKind(mode), " id ", target,
+          " appears twice as a target in _xla_send_recv_source_target_pairs");
+    }
+    source_of[target] = source;
+  }
+  const int partitions = position.num_partitions;
+  const bool by_replica = mode == GroupMode::kCrossReplica;
+  for (int participant = 0; participant < participants; ++participant) {
+    const int replica = participant / partitions;
+    const int partition = participant % partitions;
+    const int64_t source = source_of[by_replica ? replica : partition];
+    if (source < 0) continue;
+    const int from = by_replica
+                         ? static_cast<int>(source) * partitions + partition
+                         : replica * partitions + static_cast<int>(source);
+    params.sources[participant] = from;
+    params.targets[from].push_back(participant);
+  }
+  return params;
+}
+
+// stablehlo.send: tensors, then a token; the result is a token.
+Status LowerSend(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(exec::ChannelParams params, ResolveChannel(lowering, op));
+  std::vector<SlotId> inputs;
+  for (int i = 0; i < op.num_operands(); ++i) {
+    ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, i));
+    if (lowering.slot(operand).is_token) {
+      if (i + 1 != op.num_operands()) {
+        return InvalidArgumentError(op.Describe(),
+                                    ": the token must be the last operand");
+      }
+    } else {
+      params.shapes.push_back(lowering.shape(operand));
+    }
+    inputs.push_back(operand);
+  }
+  std::vector<SlotId> outputs;
+  for (int i = 0; i < op.num_results(); ++i) {
+    if (!op.result(i)->type().is(ir::TypeKind::kToken)) {
+      return InvalidArgumentError(op.Describe(), ": result ", i,
+                                  " must be a token");
+    }
+    SlotId token = lowering.NewToken();
+    lowering.Bind(op.result(i), token);
+    outputs.push_back(token);
+  }
+  lowering.Emit(op, exec::MakeSendKernel(std::move(params)), std::move(inputs),
+                std::move(outputs), /*foldable=*/false);
+  return OkStatus();
+}
+
+// stablehlo.recv: a token; the results are tensors, then a token.
+Status LowerRecv(Lowering& lowering, const ir::Operation& op) {
+  ASSIGN_OR_RETURN(exec::ChannelParams params, ResolveChannel(lowering, op));
+  std::vector<SlotId> inputs;
+  for (int i = 0; i < op.num_operands(); ++i) {
+    ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, i));
+    inputs.push_back(operand);
+  }
+  std::vector<SlotId> outputs;
+  for (int i = 0; i < op.num_results(); ++i) {
+    SlotId slot;
+    if (op.result(i)->type().is(ir::TypeKind::kToken)) {
+      if (i + 1 != op.num_results()) {
+        return InvalidArgumentError(op.Describe(),
+                                    ": the token must be the last result");
+      }
+      slot = lowering.NewToken();
+      lowering.Bind(op.result(i), slot);
+    } else {
+      ASSIGN_OR_RETURN(slot, lowering.NewResult(op, i));
+      params.shapes.push_back(lowering.shape(slot));
+    }
+    outputs.push_back(slot);
+  }
+  lowering.Emit(op, exec::MakeRecvKernel(std::move(params)), std::move(inputs),
+                std::move(outputs), /*foldable=*/false);
+  return OkStatus();
+}
+
 // collective_broadcast, variadic; with has_dynamic_root the last operand
 // holds each data operand's root (an index into the group).
 Status LowerCollectiveBroadcast(Lowering& lowering, const ir::Operation& op) {
@@ -548,6 +719,8 @@ void RegisterCollectiveLowerings() {
   RegisterLowering(OpCode::kAllToAll, LowerAllToAll);
   RegisterLowering(OpCode::kCollectivePermute, LowerCollectivePermute);
   RegisterLowering(OpCode::kCollectiveBroadcast, LowerCollectiveBroadcast);
+  RegisterLowering(OpCode::kSend, LowerSend);
+  RegisterLowering(OpCode::kRecv, LowerRecv);
 }
 
 }  // namespace kiln::compile

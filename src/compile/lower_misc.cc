@@ -165,8 +165,7 @@ Status LowerProcessId(Lowering& lowering, const ir::Operation& op) {
 Status LowerUnsupportedIo(Lowering& lowering, const ir::Operation& op) {
   return UnimplementedError(
       op.Describe(), ": ", op.name(),
-      " needs a host or peer channel, which Kiln does not "
-      "provide");
+      " needs the host's feed queues, which Kiln does not provide");
 }
 
 Status LowerBatchNorm(Lowering& lowering, const ir::Operation& op) {
@@ -265,8 +264,7 @@ void RegisterMiscLowerings() {
   RegisterLowering(OpCode::kTriangularSolve, LowerTriangularSolve);
   RegisterLowering(OpCode::kReplicaId, LowerProcessId);
   RegisterLowering(OpCode::kPartitionId, LowerProcessId);
-  for (OpCode code :
-       {OpCode::kInfeed, OpCode::kOutfeed, OpCode::kSend, OpCode::kRecv}) {
+  for (OpCode code : {OpCode::kInfeed, OpCode::kOutfeed}) {
     RegisterLowering(code, LowerUnsupportedIo);
   }
 }

@@ -169,6 +169,12 @@ class Lowering {
   int64_t onednn_min_multiply_adds() const { return onednn_min_multiply_adds_; }
   void set_position(const ProcessPosition& position) { position_ = position; }
   const ProcessPosition& position() const { return position_; }
+  void set_host_transfers_between_participants(bool between) {
+    host_transfers_between_participants_ = between;
+  }
+  bool host_transfers_between_participants() const {
+    return host_transfers_between_participants_;
+  }
   const CustomCallRegistry& custom_calls() const { return custom_calls_; }
   // A fresh id for a collective step. Collectives are numbered in the
   // order they are lowered, which is the same in the plan of every
@@ -269,6 +275,7 @@ class Lowering {
   // Steps that fusion removed (each fused run of n steps counts n - 1).
   int64_t fused_away_ = 0;
   bool use_onednn_ = true;
+  bool host_transfers_between_participants_ = false;
   int64_t onednn_min_multiply_adds_ = 0;
   ProcessPosition position_;
 };

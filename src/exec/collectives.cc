@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "base/strings.h"
 
@@ -230,6 +231,80 @@ StatusOr<Meeting> Communicator::Join(int64_t step_id, int group_index,
   meeting.state_ = std::move(state);
   meeting.rank_ = rank;
   return meeting;
+}
+
+Status Communicator::Send(int64_t channel, bool host, int receiver,
+                          int participant, std::string message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failure_.ok()) return FailureLocked();
+  if (participant < 0 || participant >= num_participants_ ||
+      receiver < kAnyReceiver || receiver >= num_participants_) {
+    return InternalError("a send from participant ", participant, " to ",
+                         receiver, " does not fit a communicator of ",
+                         num_participants_, " participants");
+  }
+  channels_[{channel, host, receiver}].push_back(std::move(message));
+  changed_.notify_all();
+  return OkStatus();
+}
+
+Status Communicator::Receive(int64_t channel, bool host, int receiver,
+                             int participant, std::byte* out, int64_t bytes,
+                             const std::atomic<bool>* cancel) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (participant < 0 || participant >= num_participants_ ||
+      receiver < kAnyReceiver || receiver >= num_participants_) {
+    return InternalError("a receive of participant ", participant,
+                         " does not fit a communicator of ", num_participants_,
+                         " participants");
+  }
+  const Clock::time_point deadline = Clock::now() + timeout_;
+  const std::tuple<int64_t, bool, int> key{channel, host, receiver};
+  const std::string name = StrCat(host ? "host channel " : "channel ", channel);
+  while (true) {
+    if (!failure_.ok()) return FailureLocked();
+    auto queue = channels_.find(key);
+    if (queue != channels_.end() && !queue->second.empty()) {
+      std::string message = std::move(queue->second.front());
+      queue->second.pop_front();
+      if (static_cast<int64_t>(message.size()) != bytes) {
+        Status status = InvalidArgumentError(
+            name, ": participant ", participant, " receives ", bytes,
+            " bytes but was sent ", message.size(),
+            " (the programs disagree about what the channel carries)");
+        AbortLocked(participant, status);
+        return status;
+      }
+      if (bytes > 0) std::memcpy(out, message.data(), bytes);
+      return OkStatus();
+    }
+    bool others_done = true;
+    for (int p = 0; p < num_participants_; ++p) {
+      others_done = others_done && (p == participant || finished_[p]);
+    }
+    if (others_done) {
+      Status status = FailedPreconditionError(
+          name, ": participant ", participant,
+          " waits to receive, but every other participant has finished its "
+          "run without sending on it");
+      AbortLocked(participant, status);
+      return status;
+    }
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+      Status status = CancelledError("the run was cancelled");
+      AbortLocked(participant, status);
+      return status;
+    }
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline) {
+      Status status = DeadlineExceededError(
+          name, ": participant ", participant, " received nothing within ",
+          std::chrono::duration<double>(timeout_).count(), " s");
+      AbortLocked(participant, status);
+      return status;
+    }
+    changed_.wait_until(lock, std::min(deadline, now + kPollInterval));
+  }
 }
 
 void Communicator::LeaveMeeting(const std::shared_ptr<Meeting::State>& state) {

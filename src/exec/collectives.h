@@ -17,6 +17,9 @@
 // meeting, or reaching one later, fail at once naming it. A meeting whose
 // members do not all arrive within the timeout fails with
 // DEADLINE_EXCEEDED naming the missing ones.
+//
+// The communicator also carries the channels of send and recv: queues of
+// messages by channel and receiver (see Communicator::Send).
 #ifndef KILN_EXEC_COLLECTIVES_H_
 #define KILN_EXEC_COLLECTIVES_H_
 
@@ -25,6 +28,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -181,6 +185,25 @@ class Communicator {
                          int rank, Contribution contribution,
                          const std::atomic<bool>* cancel = nullptr);
 
+  // Channels (stablehlo.send / recv): a send leaves a copy of its bytes in
+  // the queue of (`channel`, `receiver`) and returns at once; a receive
+  // takes the oldest message of (`channel`, `receiver`), waiting for one.
+  // `receiver` is the receiving participant, or kAnyReceiver for a channel
+  // whose messages go to whoever receives first (the StableHLO
+  // interpreter's channels). A receive fails at once when the communicator
+  // is aborted, when every other participant has finished its run with
+  // nothing left in the queue, when `cancel` becomes true, or after the
+  // timeout; a message of another size than the receiver expects is an
+  // error (the programs disagree about the channel).
+  // Host transfers (`host`) and device channels of one handle are
+  // different channels.
+  static constexpr int kAnyReceiver = -1;
+  Status Send(int64_t channel, bool host, int receiver, int participant,
+              std::string message);
+  Status Receive(int64_t channel, bool host, int receiver, int participant,
+                 std::byte* out, int64_t bytes,
+                 const std::atomic<bool>* cancel = nullptr);
+
   // Records that `participant` failed with `status`: every wait of a peer
   // fails from now on. The first failure is the one reported.
   void Abort(int participant, const Status& status);
@@ -206,6 +229,8 @@ class Communicator {
   // Per participant: how often it has joined each step.
   std::vector<std::unordered_map<int64_t, int64_t>> counts_;
   std::vector<bool> finished_;
+  // Messages sent and not yet received, by (channel, host, receiver).
+  std::map<std::tuple<int64_t, bool, int>, std::deque<std::string>> channels_;
   int failed_participant_ = -1;
   Status failure_;
 };

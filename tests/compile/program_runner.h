@@ -49,12 +49,10 @@ inline StatusOr<std::unique_ptr<exec::Plan>> CompileText(
 
 inline StatusOr<std::vector<HostArray>> RunPlan(
     const exec::Plan& plan, const std::vector<HostArray>& inputs,
-    const std::atomic<bool>* cancel = nullptr) {
+    const exec::RunOptions& options) {
   std::vector<const void*> pointers;
   for (const HostArray& input : inputs) pointers.push_back(input.bytes.data());
   exec::OwningOutputAllocator allocator;
-  exec::RunOptions options;
-  options.cancel = cancel;
   ASSIGN_OR_RETURN(std::vector<void*> outputs,
                    exec::Execute(plan, pointers, allocator, options));
   std::vector<HostArray> results;
@@ -65,6 +63,14 @@ inline StatusOr<std::vector<HostArray>> RunPlan(
          std::string(static_cast<const char*>(outputs[i]), spec.byte_size())});
   }
   return results;
+}
+
+inline StatusOr<std::vector<HostArray>> RunPlan(
+    const exec::Plan& plan, const std::vector<HostArray>& inputs,
+    const std::atomic<bool>* cancel = nullptr) {
+  exec::RunOptions options;
+  options.cancel = cancel;
+  return RunPlan(plan, inputs, options);
 }
 
 inline StatusOr<std::vector<HostArray>> RunText(

@@ -25,17 +25,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Whether an interpreter.run_parallel of the module runs programs that
-// talk through send/recv channels, which Kiln does not provide.
-bool UsesPeerChannels(const ir::Module& module) {
-  bool parallel = false, channels = false;
-  module.op().Walk([&](ir::Operation& op) {
-    parallel |= op.name() == "interpreter.run_parallel";
-    channels |= op.name() == "stablehlo.send" || op.name() == "stablehlo.recv";
-  });
-  return parallel && channels;
-}
-
 // The functions to run: @main, the only public function, or else every
 // public function without arguments that no other function calls (a file
 // of several test functions).
@@ -179,11 +168,6 @@ CaseResult RunCase(const Case& c, const CorpusOptions& options,
   if (!module.ok()) {
     return finish(CaseResult::Outcome::kFailed,
                   StrCat("parse: ", module.status().message()));
-  }
-  if (UsesPeerChannels(**module)) {
-    return finish(CaseResult::Outcome::kSkipped,
-                  "its programs talk through send/recv channels, which Kiln "
-                  "does not provide");
   }
   std::vector<const ir::Operation*> entries = FindEntries(**module);
   if (entries.empty()) {

@@ -112,6 +112,8 @@ Status LowerRunParallel(Lowering& lowering, const ir::Operation& op,
       options.position.partition_id = p;
       options.position.num_replicas = replicas;
       options.position.num_partitions = partitions;
+      // The interpreter's host transfers pass between its processes.
+      options.host_transfers_between_participants = true;
       auto compiled = compile::Compile(lowering.module(), options);
       if (!compiled.ok()) {
         return compiled.status().WithContext(StrCat("@", name));
@@ -133,7 +135,15 @@ Status LowerRunParallel(Lowering& lowering, const ir::Operation& op,
           return InvalidArgumentError(op.Describe(),
                                       ": too few results for the programs");
         }
-        ASSIGN_OR_RETURN(SlotId slot, lowering.NewResult(op, next_result++));
+        const ir::Value* result = op.result(next_result);
+        SlotId slot;
+        if (result->type().is(ir::TypeKind::kToken)) {
+          slot = lowering.NewToken();
+          lowering.Bind(result, slot);
+          ++next_result;
+        } else {
+          ASSIGN_OR_RETURN(slot, lowering.NewResult(op, next_result++));
+        }
         outputs.push_back(slot);
       }
       program.plan = std::move(plan);

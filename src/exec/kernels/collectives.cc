@@ -597,7 +597,121 @@ class CollectiveBroadcastKernel : public Kernel {
   std::optional<ElementType> root_type_;
 };
 
+// The communicator of a run that uses channels: in this process, with
+// every participant the step was built for.
+StatusOr<Communicator*> ChannelCommunicator(RunContext& ctx,
+                                            const ChannelParams& params,
+                                            std::string_view what) {
+  Communicator* communicator = ctx.communicator();
+  const int participants =
+      static_cast<int>(std::max(params.targets.size(), params.sources.size()));
+  if (communicator == nullptr) {
+    return FailedPreconditionError(
+        what, " on channel ", params.channel,
+        " needs the program's other participants, and this run has no peers "
+        "(run every device of the program in one launch)");
+  }
+  if (communicator->num_participants() != participants) {
+    return InternalError("the launch has ", communicator->num_participants(),
+                         " participants; the step was built for ",
+                         participants);
+  }
+  if (communicator->cross_process().collectives != nullptr) {
+    return UnimplementedError(
+        what, " on channel ", params.channel,
+        ": channels between devices of different processes are not "
+        "supported (collective_permute is)");
+  }
+  return communicator;
+}
+
+class SendKernel : public Kernel {
+ public:
+  explicit SendKernel(ChannelParams params) : params_(std::move(params)) {}
+
+  Status Run(RunContext& ctx, const Step& step) const override {
+    ASSIGN_OR_RETURN(Communicator * communicator,
+                     ChannelCommunicator(ctx, params_, "stablehlo.send"));
+    const int me = ctx.participant();
+    if (me < 0 || me >= static_cast<int>(params_.targets.size())) {
+      return InternalError("participant ", me, " is outside the ",
+                           params_.targets.size(),
+                           " participants the step was built for");
+    }
+    std::string message;
+    for (size_t i = 0; i < params_.shapes.size(); ++i) {
+      const std::byte* in = ctx.In<std::byte>(step, static_cast<int>(i));
+      message.append(reinterpret_cast<const char*>(in),
+                     static_cast<size_t>(params_.shapes[i].byte_size()));
+    }
+    if (params_.any_receiver) {
+      return communicator->Send(params_.channel, params_.host_transfer,
+                                Communicator::kAnyReceiver, me,
+                                std::move(message));
+    }
+    const std::vector<int>& targets = params_.targets[me];
+    for (size_t t = 0; t < targets.size(); ++t) {
+      RETURN_IF_ERROR(communicator->Send(
+          params_.channel, params_.host_transfer, targets[t], me,
+          t + 1 == targets.size() ? std::move(message) : message));
+    }
+    return OkStatus();
+  }
+
+ private:
+  ChannelParams params_;
+};
+
+class RecvKernel : public Kernel {
+ public:
+  explicit RecvKernel(ChannelParams params) : params_(std::move(params)) {
+    for (const ArrayShape& shape : params_.shapes) bytes_ += shape.byte_size();
+  }
+
+  Status Run(RunContext& ctx, const Step& step) const override {
+    const int me = ctx.participant();
+    if (me < 0 || me >= static_cast<int>(params_.sources.size())) {
+      return InternalError("participant ", me, " is outside the ",
+                           params_.sources.size(),
+                           " participants the step was built for");
+    }
+    const bool receives = params_.any_receiver || params_.sources[me] >= 0;
+    std::string message(static_cast<size_t>(bytes_), '\0');
+    if (receives) {
+      ASSIGN_OR_RETURN(Communicator * communicator,
+                       ChannelCommunicator(ctx, params_, "stablehlo.recv"));
+      RETURN_IF_ERROR(communicator->Receive(
+          params_.channel, params_.host_transfer,
+          params_.any_receiver ? Communicator::kAnyReceiver : me, me,
+          reinterpret_cast<std::byte*>(message.data()), bytes_,
+          ctx.cancel_flag()));
+    }
+    int64_t at = 0;
+    for (size_t i = 0; i < params_.shapes.size(); ++i) {
+      const int64_t bytes = params_.shapes[i].byte_size();
+      if (bytes > 0) {
+        std::memcpy(ctx.Out<std::byte>(step, static_cast<int>(i)),
+                    message.data() + at, static_cast<size_t>(bytes));
+      }
+      at += bytes;
+    }
+    return OkStatus();
+  }
+
+ private:
+  ChannelParams params_;
+  int64_t bytes_ = 0;
+};
+
 }  // namespace
+
+std::unique_ptr<Kernel> MakeSendKernel(ChannelParams params) {
+  return std::make_unique<SendKernel>(std::move(params));
+}
+
+std::unique_ptr<Kernel> MakeRecvKernel(ChannelParams params) {
+  return std::make_unique<RecvKernel>(std::move(params));
+}
 
 std::unique_ptr<Kernel> MakeAllReduceKernel(CollectiveParams params,
                                             Combiner combiner,

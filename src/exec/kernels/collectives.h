@@ -1,6 +1,7 @@
 // Collectives between the participants of a launch (exec/collectives.h):
 // all_reduce, collective_reduce, all_gather, reduce_scatter, all_to_all,
-// collective_permute and collective_broadcast. Each step joins the meeting
+// collective_permute and collective_broadcast, and the channels of send and
+// recv. Each step joins the meeting
 // of the running participant's group and reads its peers' memory in place;
 // a participant whose group has one member works alone. Data movement
 // works for every element type (bytes are moved as stored); reductions
@@ -74,6 +75,30 @@ std::unique_ptr<Kernel> MakeCollectivePermuteKernel(CollectiveParams params);
 std::unique_ptr<Kernel> MakeCollectiveBroadcastKernel(
     CollectiveParams params,
     std::optional<ElementType> root_type = std::nullopt);
+
+// Channels between participants (stablehlo.send and stablehlo.recv, see
+// Communicator::Send). Per participant, the participants a send delivers
+// to (empty: it sends nothing), or the participant a receive takes from
+// (-1: it receives zeros); `any_receiver` instead puts every message in
+// one queue of the channel that any receive takes from, in order.
+struct ChannelParams {
+  int64_t channel = 0;
+  bool host_transfer = false;
+  bool any_receiver = false;
+  std::vector<std::vector<int>> targets;  // send
+  std::vector<int> sources;               // recv
+  // The tensors carried, in order (a token is not one).
+  std::vector<ArrayShape> shapes;
+};
+
+// stablehlo.send: inputs are the tensors (then the token); the output is
+// the token. The bytes are copied into the channel, so the send returns at
+// once.
+std::unique_ptr<Kernel> MakeSendKernel(ChannelParams params);
+
+// stablehlo.recv: the input is the token; outputs are the tensors (then the
+// token), filled from the oldest message of the channel.
+std::unique_ptr<Kernel> MakeRecvKernel(ChannelParams params);
 
 }  // namespace kiln::exec
 
