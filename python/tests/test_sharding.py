@@ -359,6 +359,32 @@ def test_unreduced_values_pass_between_programs_as_each_devices_partial():
     np.testing.assert_array_equal(kiln[3][0], np.sum(a @ b))
 
 
+@pytest.mark.parametrize("mesh_shape,src,dst", [
+    ((4,), P("x", None), P(None, "x")),
+    ((2, 2), P("x", None), P("x", "y")),
+    ((2, 2), P("x", None), P(None, "x")),
+    ((2, 2), P(("x", "y"), None), P(None, ("x", "y"))),
+    ((2, 4), P(None, "y", "x"), P("y", None, "x")),
+    ((2, 2), P("x", "y"), P("y", "x")),
+])
+def test_resharding_between_cuts(mesh_shape, src, dst):
+    """A value computed in one cut and returned in another: Kiln moves it
+    with a slice of each device's tile or one all_to_all where one set of
+    devices changes dimension (the whole value otherwise); every device's
+    shard is compared with XLA:CPU's."""
+    names = ("x", "y")[:len(mesh_shape)]
+    x = np.arange(8 * 8 * 4, dtype=np.float32).reshape(8, 8, 4)
+
+    def build(mesh):
+        a = jax.device_put(x, NamedSharding(mesh, src))
+        return jax.jit(lambda v: v + 1,
+                       out_shardings=NamedSharding(mesh, dst))(a)
+
+    k_out, c_out = on_both(mesh_shape, names, build)
+    np.testing.assert_array_equal(np.asarray(k_out), x + 1)
+    assert_same_placement(k_out, c_out)
+
+
 def test_exported_call_keeps_the_shardings_of_its_results():
     """jax.export's call of a sharded function: the results leave sharded as
     the exported function gave them, on both backends."""

@@ -101,18 +101,39 @@ class TileOps {
                      TileShape(global->type(), layout, what));
     const std::vector<int64_t>& coords =
         layout.tile_of_device[target_.partition_id];
-    std::vector<int64_t> start(tile.size()), limit(tile.size()),
-        strides(tile.size(), 1);
-    for (size_t i = 0; i < tile.size(); ++i) {
-      start[i] = coords[i] * tile[i];
-      limit[i] = start[i] + tile[i];
+    std::vector<int64_t> start(tile.size());
+    for (size_t i = 0; i < tile.size(); ++i) start[i] = coords[i] * tile[i];
+    return SliceOf(global, start, tile);
+  }
+
+  // `local`, the partition's tile of a value of `global_type` in layout
+  // `from`, as its tile in layout `to`, without assembling the whole
+  // value; null where neither of these applies:
+  // - `to` cuts every dimension into a multiple of `from`'s tiles, each
+  //   device's new tile inside its old one: a slice of `local`;
+  // - one set of devices moves from cutting dimension a to cutting
+  //   dimension b (`from` cuts a into k tiles and leaves b whole, `to` the
+  //   reverse, every device's coordinate along a in `from` is its
+  //   coordinate along b in `to`, the others unchanged): one all_to_all
+  //   among each k such devices, a k-th of the tile to each.
+  // Both are decided from every device's coordinates, so every partition
+  // takes the same way (and meets its peers at the same collectives).
+  Value* Reshard(Value* local, const Type& global_type, const TileLayout& from,
+                 const TileLayout& to) {
+    const size_t rank = from.tiles.size();
+    const size_t devices = from.tile_of_device.size();
+    if (to.tiles.size() != rank || to.tile_of_device.size() != devices ||
+        from.copy_of_device.size() != devices ||
+        target_.partition_id >= static_cast<int>(devices)) {
+      return nullptr;
     }
-    auto op = NewOp("stablehlo.slice", global->type().WithShape(tile));
-    op->AddOperand(global);
-    op->SetAttr("start_indices", Attribute::DenseI64Array(start));
-    op->SetAttr("limit_indices", Attribute::DenseI64Array(limit));
-    op->SetAttr("strides", Attribute::DenseI64Array(strides));
-    return Append(std::move(op));
+    const std::vector<int64_t>& shape = global_type.shape();
+    if (shape.size() != rank) return nullptr;
+    for (int64_t dim : shape) {
+      if (dim < 0) return nullptr;
+    }
+    if (Value* sliced = SliceWithin(local, from, to)) return sliced;
+    return MoveCut(local, from, to);
   }
 
   // The global value of `global_type` from the partition's tile `local` and
@@ -190,6 +211,112 @@ class TileOps {
   }
 
  private:
+  // Reshard's first way: a slice of the tile the device already holds.
+  Value* SliceWithin(Value* local, const TileLayout& from,
+                     const TileLayout& to) {
+    const size_t rank = from.tiles.size();
+    std::vector<int64_t> ratio(rank);
+    for (size_t i = 0; i < rank; ++i) {
+      if (from.tiles[i] <= 0 || to.tiles[i] % from.tiles[i] != 0) {
+        return nullptr;
+      }
+      ratio[i] = to.tiles[i] / from.tiles[i];
+    }
+    for (size_t d = 0; d < from.tile_of_device.size(); ++d) {
+      for (size_t i = 0; i < rank; ++i) {
+        if (to.tile_of_device[d][i] / ratio[i] != from.tile_of_device[d][i]) {
+          return nullptr;
+        }
+      }
+    }
+    const std::vector<int64_t>& held = local->type().shape();
+    const std::vector<int64_t>& coords =
+        to.tile_of_device[target_.partition_id];
+    std::vector<int64_t> start(rank), tile(rank);
+    for (size_t i = 0; i < rank; ++i) {
+      if (held[i] % ratio[i] != 0) return nullptr;
+      tile[i] = held[i] / ratio[i];
+      start[i] = coords[i] % ratio[i] * tile[i];
+    }
+    return SliceOf(local, start, tile);
+  }
+
+  // The block of `value` of shape `sizes` from `start`.
+  Value* SliceOf(Value* value, const std::vector<int64_t>& start,
+                 const std::vector<int64_t>& sizes) {
+    std::vector<int64_t> limit(start.size()), strides(start.size(), 1);
+    for (size_t i = 0; i < start.size(); ++i) limit[i] = start[i] + sizes[i];
+    auto op = NewOp("stablehlo.slice", value->type().WithShape(sizes));
+    op->AddOperand(value);
+    op->SetAttr("start_indices", Attribute::DenseI64Array(start));
+    op->SetAttr("limit_indices", Attribute::DenseI64Array(limit));
+    op->SetAttr("strides", Attribute::DenseI64Array(strides));
+    return Append(std::move(op));
+  }
+
+  // Reshard's second way: one all_to_all.
+  Value* MoveCut(Value* local, const TileLayout& from, const TileLayout& to) {
+    const size_t rank = from.tiles.size();
+    std::vector<size_t> differ;
+    for (size_t i = 0; i < rank; ++i) {
+      if (from.tiles[i] != to.tiles[i]) differ.push_back(i);
+    }
+    if (differ.size() != 2) return nullptr;
+    size_t a = differ[0], b = differ[1];
+    if (from.tiles[a] == 1) std::swap(a, b);
+    const int64_t k = from.tiles[a];
+    if (k <= 1 || from.tiles[b] != 1 || to.tiles[a] != 1 || to.tiles[b] != k) {
+      return nullptr;
+    }
+    const std::vector<int64_t>& held = local->type().shape();
+    if (held[b] % k != 0) return nullptr;
+    // Groups: the devices that agree on everything but their coordinate
+    // along a (and hold the same copy), ranked by that coordinate.
+    std::map<std::vector<int64_t>, std::vector<int64_t>> groups;
+    for (size_t d = 0; d < from.tile_of_device.size(); ++d) {
+      const std::vector<int64_t>& old_coords = from.tile_of_device[d];
+      const std::vector<int64_t>& new_coords = to.tile_of_device[d];
+      for (size_t i = 0; i < rank; ++i) {
+        const int64_t expected = i == b   ? old_coords[a]
+                                 : i == a ? 0
+                                          : old_coords[i];
+        if (new_coords[i] != expected) return nullptr;
+      }
+      std::vector<int64_t> key = old_coords;
+      key[a] = -1;
+      key.push_back(from.copy_of_device[d]);
+      std::vector<int64_t>& group = groups[key];
+      if (group.empty()) group.assign(static_cast<size_t>(k), -1);
+      int64_t& slot = group[static_cast<size_t>(old_coords[a])];
+      if (slot >= 0) return nullptr;
+      slot = static_cast<int64_t>(d);
+    }
+    std::vector<int64_t> ids;
+    for (const auto& [key, group] : groups) {
+      for (int64_t d : group) {
+        if (d < 0) return nullptr;
+        ids.push_back(d);
+      }
+    }
+    std::vector<int64_t> moved = held;
+    moved[a] *= k;
+    moved[b] /= k;
+    const Type i64 = Type::Element(ir::ElementType::kI64);
+    auto op = NewOp("stablehlo.all_to_all", local->type().WithShape(moved));
+    op->AddOperand(local);
+    op->SetAttr("split_dimension",
+                Attribute::Integer(static_cast<int64_t>(b), i64));
+    op->SetAttr("concat_dimension",
+                Attribute::Integer(static_cast<int64_t>(a), i64));
+    op->SetAttr("split_count", Attribute::Integer(k, i64));
+    // With a channel, the groups are partition ids within each replica.
+    op->SetAttr("replica_groups",
+                ReplicaGroups(ids, static_cast<int64_t>(groups.size())));
+    op->SetAttr("channel_handle",
+                Attribute::Channel(ir::ChannelHandle{next_channel_++, 1}));
+    return Append(std::move(op));
+  }
+
   std::unique_ptr<Operation> NewOp(std::string name, Type type) {
     return std::make_unique<Operation>(
         std::move(name), std::vector<Type>{std::move(type)}, loc_);
@@ -1065,6 +1192,16 @@ class Partitioner {
       }
       ASSIGN_OR_RETURN(Value * made, Rematerialize(value, layout, key, out));
       if (made != nullptr) return made;
+    }
+    if (it != tiled_.end() && !it->second.layout.IsReplicated() &&
+        !it->second.layout.HasUnreduced() && !layout.IsReplicated() &&
+        !layout.HasUnreduced()) {
+      // From one cut to another without the whole value, where it can.
+      TileOps ops(out, loc, target_, next_channel_);
+      if (Value* moved = ops.Reshard(it->second.local, it->second.global_type,
+                                     it->second.layout, layout)) {
+        return moved;
+      }
     }
     ASSIGN_OR_RETURN(Value * global, Global(value, out, loc));
     if (layout.IsReplicated()) return global;

@@ -111,6 +111,65 @@ module @t attributes {mhlo.num_partitions = 4 : i32} {
   }
 }
 
+TEST_F(SpmdTest, ResultInAnotherCutMovesByAllToAll) {
+  // A 4x8 matrix cut on its rows over x=4, returned cut on its columns:
+  // each device sends a quarter of its tile to each other one, and nobody
+  // assembles the whole matrix.
+  auto executable = Compile(R"(
+module @a2a attributes {mhlo.num_partitions = 4 : i32} {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func @main(%a: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) {
+    %0 = stablehlo.negate %a : tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+})",
+                            1, 4);
+  ASSERT_OK(executable.status());
+  const std::string& text = (*executable)->optimized_text();
+  EXPECT_NE(text.find("all_to_all"), std::string::npos) << text;
+  EXPECT_EQ(text.find("all_gather"), std::string::npos) << text;
+  const std::vector<float> global = Iota(32);
+  std::vector<float> negated = global;
+  for (float& v : negated) v = -v;
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 4; ++d) {
+    arguments.push_back({Tile(global, 4, 8, 4, 1, d, 0)});
+  }
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ(outputs[d][0], Tile(negated, 4, 8, 1, 4, 0, d)) << d;
+  }
+}
+
+TEST_F(SpmdTest, FinerCutIsASliceOfEachTile) {
+  // Cut on rows over x, returned cut on rows over x and columns over y
+  // (device = 2x + y): each device's new tile lies in its old one.
+  auto executable = Compile(R"(
+module @finer attributes {mhlo.num_partitions = 4 : i32} {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func @main(%a: tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) {
+    %0 = stablehlo.negate %a : tensor<4x6xf32>
+    return %0 : tensor<4x6xf32>
+  }
+})",
+                            1, 4);
+  ASSERT_OK(executable.status());
+  const std::string& text = (*executable)->optimized_text();
+  EXPECT_EQ(text.find("all_gather"), std::string::npos) << text;
+  EXPECT_EQ(text.find("all_to_all"), std::string::npos) << text;
+  const std::vector<float> global = Iota(24);
+  std::vector<float> negated = global;
+  for (float& v : negated) v = -v;
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 4; ++d) {
+    arguments.push_back({Tile(global, 4, 6, 2, 1, d / 2, 0)});
+  }
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ(outputs[d][0], Tile(negated, 4, 6, 2, 2, d / 2, d % 2)) << d;
+  }
+}
+
 TEST_F(SpmdTest, ManualComputationRunsItsCollectivesOnTiles) {
   // shard_map(psum over "x") of a 8x4 matrix cut [{"x"}, {"y"}] on x=4,
   // y=2; the result's sharding is the manual computation's (not written on
