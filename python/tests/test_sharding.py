@@ -319,8 +319,8 @@ def test_unreduced_values_pass_between_programs_as_each_devices_partial():
     again: a shard_map that returns its operand as unreduced, one that sums
     an unreduced argument with psum, one that passes it on unchecked, and a
     contraction's unreduced product summed inside a shard_map (the devices
-    must all keep or all drop each all_reduce). Every device's shard is
-    compared with XLA:CPU's."""
+    must all keep or all drop each all_reduce), and a cut value returned
+    unreduced. Every device's shard is compared with XLA:CPU's."""
     from jax.sharding import AxisType
     from jax import shard_map
     x = np.arange(8, dtype=np.float32)
@@ -342,9 +342,13 @@ def test_unreduced_values_pass_between_programs_as_each_devices_partial():
             partial = to_partial(jax.device_put(x, P("x")))
             psum_of_dot = jax.jit(lambda u, v: summed(jnp.einsum(
                 "ab,bc->ac", u, v, out_sharding=P(unreduced={"x"}))).sum())
+            # A cut value made unreduced: each device's tile among zeros.
+            cut_to_partial = jax.jit(lambda v: v,
+                                     out_shardings=P(unreduced={"x"}))
             outs = [partial, summed(partial), unchecked(partial),
                     psum_of_dot(jax.device_put(a, P(None, "x")),
-                                jax.device_put(b, P("x", None)))]
+                                jax.device_put(b, P("x", None))),
+                    cut_to_partial(jax.device_put(x, P("x")))]
             results.append([[np.asarray(s.data) for s in o.addressable_shards]
                             for o in outs])
     kiln, cpu = results
@@ -357,6 +361,8 @@ def test_unreduced_values_pass_between_programs_as_each_devices_partial():
     np.testing.assert_array_equal(kiln[1][0], x[:4] + x[4:])
     np.testing.assert_array_equal(kiln[2][1], x[4:])
     np.testing.assert_array_equal(kiln[3][0], np.sum(a @ b))
+    np.testing.assert_array_equal(kiln[4][1], np.concatenate(
+        [np.zeros(4, np.float32), x[4:]]))
 
 
 @pytest.mark.parametrize("mesh_shape,src,dst", [

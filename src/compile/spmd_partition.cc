@@ -1828,8 +1828,8 @@ class Partitioner {
   // and tiles (an unreduced argument or manual-computation result, a
   // contraction's partial products): the partial values themselves, as
   // XLA's partitioner leaves them, through a handle of their own (the
-  // value that holds them may be registered as the tile of the sum). Null
-  // otherwise.
+  // value that holds them may be registered as the tile of the sum); or
+  // the tiles of a cut value, placed among zeros (below). Null otherwise.
   Value* KnownPartials(const Value* global, const TileLayout& layout,
                        OpList& out, const ir::Location& loc) {
     auto partial = partial_sums_.find(global);
@@ -1838,7 +1838,54 @@ class Partitioner {
         SameGroups(partial->second.group_key, layout.unreduced_group)) {
       return LocalHandle(partial->second.partial, out, loc);
     }
-    return nullptr;
+    // A value cut by the very devices of each unreduced group, one tile
+    // each, made unreduced whole: each device's tile in place among zeros,
+    // as XLA's partitioner gives it (no tile moves).
+    auto tiled = tiled_.find(global);
+    if (tiled == tiled_.end() || !WithoutUnreduced(layout).IsReplicated()) {
+      return nullptr;
+    }
+    const TileLayout& cut = tiled->second.layout;
+    const size_t devices = layout.unreduced_group.size();
+    if (cut.IsReplicated() || cut.HasUnreduced() ||
+        cut.tile_of_device.size() != devices ||
+        target_.partition_id >= static_cast<int>(devices)) {
+      return nullptr;
+    }
+    std::map<int64_t, std::set<int64_t>> tiles_of_group;
+    for (size_t d = 0; d < devices; ++d) {
+      if (!tiles_of_group[layout.unreduced_group[d]]
+               .insert(cut.LinearTile(d))
+               .second) {
+        return nullptr;
+      }
+    }
+    for (const auto& [group, tiles] : tiles_of_group) {
+      if (static_cast<int64_t>(tiles.size()) != cut.TileCount()) {
+        return nullptr;
+      }
+    }
+    Value* local = tiled->second.local;
+    const std::vector<int64_t>& tile = local->type().shape();
+    const std::vector<int64_t>& whole = tiled->second.global_type.shape();
+    const std::vector<int64_t>& coords =
+        cut.tile_of_device[target_.partition_id];
+    std::vector<int64_t> low(tile.size()), high(tile.size()),
+        interior(tile.size(), 0);
+    for (size_t i = 0; i < tile.size(); ++i) {
+      low[i] = coords[i] * tile[i];
+      high[i] = whole[i] - low[i] - tile[i];
+    }
+    Value* zero = Zeros(local->type().WithShape({}), out, loc);
+    auto pad = std::make_unique<Operation>(
+        "stablehlo.pad", std::vector<Type>{tiled->second.global_type}, loc);
+    pad->AddOperand(local);
+    pad->AddOperand(zero);
+    pad->SetAttr("edge_padding_low", Attribute::DenseI64Array(low));
+    pad->SetAttr("edge_padding_high", Attribute::DenseI64Array(high));
+    pad->SetAttr("interior_padding", Attribute::DenseI64Array(interior));
+    out.push_back(std::move(pad));
+    return out.back()->result(0);
   }
 
   // A partial value of `tile` for a layout with unreduced axes: the tile on
