@@ -391,6 +391,43 @@ def test_resharding_between_cuts(mesh_shape, src, dst):
     assert_same_placement(k_out, c_out)
 
 
+@pytest.mark.parametrize("x_spec,w_spec", [
+    (P("x"), P()),                                   # data parallel
+    (P(None, None, None, "x"), P(None, None, "x", None)),  # input channels
+    (P(), P(None, None, None, "x")),                 # output channels
+])
+def test_convolution_training_step_on_tiles(x_spec, w_spec):
+    """A small CNN's loss and weight gradients with the batch, the input
+    channels or the output channels cut over 4 devices: Kiln runs the
+    convolutions on tiles (weight gradients summed by all_reduce) and must
+    agree with XLA:CPU."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 12, 12, 4)).astype(np.float32)
+    w1 = (rng.standard_normal((3, 3, 4, 8)) * 0.3).astype(np.float32)
+    w2 = (rng.standard_normal((3, 3, 8, 8)) * 0.3).astype(np.float32)
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def loss(params, x):
+        a, b = params
+        h = jax.nn.relu(jax.lax.conv_general_dilated(
+            x, a, (1, 1), "SAME", dimension_numbers=dn))
+        h = jax.lax.conv_general_dilated(h, b, (2, 2), "SAME",
+                                         dimension_numbers=dn)
+        return jnp.mean(h ** 2)
+
+    results = []
+    for platform in (KILN_PLATFORM, "cpu"):
+        mesh = mesh_of(platform, (4,), ("x",))
+        xa = jax.device_put(x, NamedSharding(mesh, x_spec))
+        wa = [jax.device_put(w, NamedSharding(mesh, w_spec)) for w in (w1, w2)]
+        value, grads = jax.jit(jax.value_and_grad(loss))(wa, xa)
+        results.append((np.asarray(value), [np.asarray(g) for g in grads]))
+    (k_value, k_grads), (c_value, c_grads) = results
+    assert_close(k_value, c_value)
+    for k, c in zip(k_grads, c_grads):
+        np.testing.assert_allclose(k, c, rtol=2e-4, atol=2e-5)
+
+
 def test_exported_call_keeps_the_shardings_of_its_results():
     """jax.export's call of a sharded function: the results leave sharded as
     the exported function gave them, on both backends."""

@@ -1595,6 +1595,19 @@ class Partitioner {
     return true;
   }
 
+  // How the dimensions of a contraction's result (dot_general,
+  // convolution) come from its operands'.
+  struct ContractionDims {
+    // Dimensions paired between the operands, cut alike on both: batch
+    // (kept in the result) and contracting (summed over).
+    std::vector<int64_t> lhs_batch, rhs_batch, lhs_contracting, rhs_contracting;
+    // Per result dimension: the operand (0 or 1) and its dimension that
+    // gives its cut, or operand -1 for a dimension never cut.
+    std::vector<std::pair<int, int64_t>> result_from;
+    // Operand dimensions that must not be cut (convolution windows).
+    std::vector<int64_t> lhs_whole, rhs_whole;
+  };
+
   // A dot_general of tiles: batch and contracting dimensions must be cut
   // alike on both sides (a whole operand is sliced to match), free
   // dimensions keep their cuts; cut contracting dimensions leave partial
@@ -1604,20 +1617,97 @@ class Partitioner {
     if (op.name() != "stablehlo.dot_general" || op.num_operands() != 2) {
       return false;
     }
+    Attribute numbers = op.GetAttr("dot_dimension_numbers");
+    if (!numbers.is(AttrKind::kDotDimensionNumbers)) return false;
+    const ir::DotDimensionNumbers& dot = numbers.dot();
+    const Type& lhs_type = GlobalType(op.operand(0));
+    const Type& rhs_type = GlobalType(op.operand(1));
+    ContractionDims dims;
+    dims.lhs_batch = dot.lhs_batching_dimensions;
+    dims.rhs_batch = dot.rhs_batching_dimensions;
+    dims.lhs_contracting = dot.lhs_contracting_dimensions;
+    dims.rhs_contracting = dot.rhs_contracting_dimensions;
+    // The result: batch dims, lhs free dims, rhs free dims.
+    for (int64_t i : dot.lhs_batching_dimensions) {
+      dims.result_from.push_back({0, i});
+    }
+    for (int64_t i : DotFreeDims(lhs_type.rank(), dot.lhs_batching_dimensions,
+                                 dot.lhs_contracting_dimensions)) {
+      dims.result_from.push_back({0, i});
+    }
+    for (int64_t i : DotFreeDims(rhs_type.rank(), dot.rhs_batching_dimensions,
+                                 dot.rhs_contracting_dimensions)) {
+      dims.result_from.push_back({1, i});
+    }
+    return RunContractionOnTiles(op, out, dims);
+  }
+
+  // A convolution of tiles: the lhs batch and the kernel's output features
+  // keep their cuts in the result (data and tensor parallelism), the input
+  // features and the kernel's input features are contracting dimensions
+  // (JAX's weight gradient contracts the batch this way), and windows stay
+  // whole (a cut one would need halo exchange). Grouped features are not
+  // cut; batch groups are left to the whole value.
+  StatusOr<bool> RunConvolutionOnTiles(Operation& op, OpList& out) {
+    if (op.name() != "stablehlo.convolution" || op.num_operands() != 2) {
+      return false;
+    }
+    Attribute numbers = op.GetAttr("dimension_numbers");
+    if (!numbers.is(AttrKind::kConvDimensionNumbers)) return false;
+    const ir::ConvDimensionNumbers& conv = numbers.conv();
+    auto count = [&](std::string_view name) -> int64_t {
+      Attribute attr = op.GetAttr(name);
+      return attr.is(AttrKind::kInteger) ? attr.int_value() : 1;
+    };
+    if (count("batch_group_count") != 1) return false;
+    const bool grouped = count("feature_group_count") != 1;
+    const size_t spatial = conv.input_spatial_dimensions.size();
+    if (conv.kernel_spatial_dimensions.size() != spatial ||
+        conv.output_spatial_dimensions.size() != spatial ||
+        op.result(0)->type().rank() != static_cast<int64_t>(spatial) + 2) {
+      return false;
+    }
+    ContractionDims dims;
+    dims.lhs_whole = conv.input_spatial_dimensions;
+    dims.rhs_whole = conv.kernel_spatial_dimensions;
+    if (grouped) {
+      dims.lhs_whole.push_back(conv.input_feature_dimension);
+      dims.rhs_whole.push_back(conv.kernel_input_feature_dimension);
+      dims.rhs_whole.push_back(conv.kernel_output_feature_dimension);
+    } else {
+      dims.lhs_contracting = {conv.input_feature_dimension};
+      dims.rhs_contracting = {conv.kernel_input_feature_dimension};
+    }
+    dims.result_from.assign(spatial + 2, {-1, 0});
+    dims.result_from[conv.output_batch_dimension] = {
+        0, conv.input_batch_dimension};
+    dims.result_from[conv.output_feature_dimension] = {
+        1, conv.kernel_output_feature_dimension};
+    return RunContractionOnTiles(op, out, dims);
+  }
+
+  // The type of `value` as a whole value (its global type when tiled).
+  const Type& GlobalType(Value* value) const {
+    auto it = tiled_.find(value);
+    return it != tiled_.end() ? it->second.global_type : value->type();
+  }
+
+  // The contraction `op` (two operands, `dims`) on tiles: see
+  // RunDotOnTiles. False (nothing changed) when the cuts do not fit.
+  StatusOr<bool> RunContractionOnTiles(Operation& op, OpList& out,
+                                       const ContractionDims& dims) {
     Value* lhs = op.operand(0);
     Value* rhs = op.operand(1);
     auto lhs_it = tiled_.find(lhs);
     auto rhs_it = tiled_.find(rhs);
     if (lhs_it == tiled_.end() && rhs_it == tiled_.end()) return false;
-    Attribute numbers = op.GetAttr("dot_dimension_numbers");
-    if (!numbers.is(AttrKind::kDotDimensionNumbers)) return false;
-    const ir::DotDimensionNumbers& dot = numbers.dot();
     const Type result_type = op.result(0)->type();
     if (!result_type.IsTensor() || !result_type.HasStaticShape()) return false;
-    const Type lhs_type =
-        lhs_it != tiled_.end() ? lhs_it->second.global_type : lhs->type();
-    const Type rhs_type =
-        rhs_it != tiled_.end() ? rhs_it->second.global_type : rhs->type();
+    if (static_cast<int64_t>(dims.result_from.size()) != result_type.rank()) {
+      return false;
+    }
+    const Type& lhs_type = GlobalType(lhs);
+    const Type& rhs_type = GlobalType(rhs);
     if (!lhs_type.HasStaticShape() || !rhs_type.HasStaticShape()) return false;
     const size_t devices = target_.num_partitions;
     auto whole = [&](const Type& type) {
@@ -1646,15 +1736,13 @@ class Partitioner {
       }
     };
     if (lhs_it == tiled_.end()) {
-      pair_cuts(lhs_layout, rhs_layout, dot.lhs_batching_dimensions,
-                dot.rhs_batching_dimensions);
-      pair_cuts(lhs_layout, rhs_layout, dot.lhs_contracting_dimensions,
-                dot.rhs_contracting_dimensions);
+      pair_cuts(lhs_layout, rhs_layout, dims.lhs_batch, dims.rhs_batch);
+      pair_cuts(lhs_layout, rhs_layout, dims.lhs_contracting,
+                dims.rhs_contracting);
     } else if (rhs_it == tiled_.end()) {
-      pair_cuts(rhs_layout, lhs_layout, dot.rhs_batching_dimensions,
-                dot.lhs_batching_dimensions);
-      pair_cuts(rhs_layout, lhs_layout, dot.rhs_contracting_dimensions,
-                dot.lhs_contracting_dimensions);
+      pair_cuts(rhs_layout, lhs_layout, dims.rhs_batch, dims.lhs_batch);
+      pair_cuts(rhs_layout, lhs_layout, dims.rhs_contracting,
+                dims.lhs_contracting);
     }
     // Paired dimensions must be cut alike on every device.
     auto paired_alike = [&](const std::vector<int64_t>& a,
@@ -1670,44 +1758,36 @@ class Partitioner {
       }
       return true;
     };
-    if (!paired_alike(dot.lhs_batching_dimensions,
-                      dot.rhs_batching_dimensions) ||
-        !paired_alike(dot.lhs_contracting_dimensions,
-                      dot.rhs_contracting_dimensions)) {
+    if (!paired_alike(dims.lhs_batch, dims.rhs_batch) ||
+        !paired_alike(dims.lhs_contracting, dims.rhs_contracting)) {
       return false;
     }
-    // The result: batch dims, lhs free dims, rhs free dims.
-    const std::vector<int64_t> lhs_free =
-        DotFreeDims(lhs_type.rank(), dot.lhs_batching_dimensions,
-                    dot.lhs_contracting_dimensions);
-    const std::vector<int64_t> rhs_free =
-        DotFreeDims(rhs_type.rank(), dot.rhs_batching_dimensions,
-                    dot.rhs_contracting_dimensions);
+    for (int64_t i : dims.lhs_whole) {
+      if (lhs_layout.tiles[i] != 1) return false;
+    }
+    for (int64_t i : dims.rhs_whole) {
+      if (rhs_layout.tiles[i] != 1) return false;
+    }
+    const TileLayout* operand_layouts[] = {&lhs_layout, &rhs_layout};
     TileLayout layout;
     layout.tile_of_device.resize(devices);
     std::vector<std::vector<int64_t>> group_key(devices), copy_key(devices);
-    for (int64_t i : dot.lhs_batching_dimensions) {
-      layout.tiles.push_back(lhs_layout.tiles[i]);
+    for (const auto& [operand, dim] : dims.result_from) {
+      layout.tiles.push_back(
+          operand < 0 ? 1 : operand_layouts[operand]->tiles[dim]);
     }
-    for (int64_t i : lhs_free) layout.tiles.push_back(lhs_layout.tiles[i]);
-    for (int64_t i : rhs_free) layout.tiles.push_back(rhs_layout.tiles[i]);
     bool partial = false;
-    for (int64_t i : dot.lhs_contracting_dimensions) {
+    for (int64_t i : dims.lhs_contracting) {
       partial |= lhs_layout.tiles[i] > 1;
     }
     for (size_t d = 0; d < devices; ++d) {
       std::vector<int64_t>& coords = layout.tile_of_device[d];
-      for (int64_t i : dot.lhs_batching_dimensions) {
-        coords.push_back(lhs_layout.tile_of_device[d][i]);
-      }
-      for (int64_t i : lhs_free) {
-        coords.push_back(lhs_layout.tile_of_device[d][i]);
-      }
-      for (int64_t i : rhs_free) {
-        coords.push_back(rhs_layout.tile_of_device[d][i]);
+      for (const auto& [operand, dim] : dims.result_from) {
+        coords.push_back(
+            operand < 0 ? 0 : operand_layouts[operand]->tile_of_device[d][dim]);
       }
       std::vector<int64_t> contracting;
-      for (int64_t i : dot.lhs_contracting_dimensions) {
+      for (int64_t i : dims.lhs_contracting) {
         contracting.push_back(lhs_layout.tile_of_device[d][i]);
       }
       // Devices that differ only in their contracting tiles sum together.
@@ -1724,7 +1804,7 @@ class Partitioner {
       // Every group must hold each contracting tile once.
       std::map<std::vector<int64_t>, int64_t> members;
       int64_t contracting_tiles = 1;
-      for (int64_t i : dot.lhs_contracting_dimensions) {
+      for (int64_t i : dims.lhs_contracting) {
         contracting_tiles *= lhs_layout.tiles[i];
       }
       for (const auto& key : group_key) ++members[key];
@@ -2257,6 +2337,9 @@ class Partitioner {
       }
       if (!on_tiles) {
         ASSIGN_OR_RETURN(on_tiles, RunDotOnTiles(*op, out));
+      }
+      if (!on_tiles) {
+        ASSIGN_OR_RETURN(on_tiles, RunConvolutionOnTiles(*op, out));
       }
       if (on_tiles) {
         Value* result = op->result(0);

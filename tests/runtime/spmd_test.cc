@@ -288,6 +288,64 @@ module @dp attributes {mhlo.num_partitions = 4 : i32} {
   }
 }
 
+TEST_F(SpmdTest, BatchCutConvolutionRunsOnTiles) {
+  // A 1x1 convolution of an NHWC batch cut over 4 devices: each device
+  // convolves its 2 images (a per-pixel product with the 3x5 kernel), and
+  // nothing gathers the batch.
+  auto executable = Compile(R"(
+module @conv attributes {mhlo.num_partitions = 4 : i32} {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func @main(%x: tensor<8x2x2x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}, {}, {}]>}, %w: tensor<1x1x3x5xf32>) -> (tensor<8x2x2x5xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}, {}, {}]>}) {
+    %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<8x2x2x3xf32>, tensor<1x1x3x5xf32>) -> tensor<8x2x2x5xf32>
+    return %0 : tensor<8x2x2x5xf32>
+  }
+})",
+                            1, 4);
+  ASSERT_OK(executable.status());
+  const std::string& text = (*executable)->optimized_text();
+  EXPECT_EQ(text.find("all_gather"), std::string::npos) << text;
+  EXPECT_NE(text.find("tensor<2x2x2x3xf32>"), std::string::npos) << text;
+  const std::vector<float> x = Iota(8 * 2 * 2 * 3), w = Iota(15);
+  // Every pixel (32 of them, row-major NHW) times the kernel.
+  const std::vector<float> y = MatMul(x, w, 32, 3, 5);
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 4; ++d) {
+    arguments.push_back({Tile(x, 32, 3, 4, 1, d, 0), w});
+  }
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ(outputs[d][0], Tile(y, 32, 5, 4, 1, d, 0)) << d;
+  }
+}
+
+TEST_F(SpmdTest, ChannelCutConvolutionAddsPartialResults) {
+  // The input channels and the kernel's input channels cut alike over 3
+  // devices: each device convolves its channel and an all_reduce adds the
+  // partial results, which every device returns whole.
+  auto executable = Compile(R"(
+module @conv attributes {mhlo.num_partitions = 3 : i32} {
+  sdy.mesh @mesh = <["x"=3]>
+  func.func @main(%x: tensor<4x2x2x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {}, {"x"}]>}, %w: tensor<1x1x3x5xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {"x"}, {}]>}) -> tensor<4x2x2x5xf32> {
+    %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<4x2x2x3xf32>, tensor<1x1x3x5xf32>) -> tensor<4x2x2x5xf32>
+    return %0 : tensor<4x2x2x5xf32>
+  }
+})",
+                            1, 3);
+  ASSERT_OK(executable.status());
+  const std::string& text = (*executable)->optimized_text();
+  EXPECT_EQ(text.find("all_gather"), std::string::npos) << text;
+  EXPECT_NE(text.find("all_reduce"), std::string::npos) << text;
+  const std::vector<float> x = Iota(16 * 3), w = Iota(15);
+  const std::vector<float> y = MatMul(x, w, 16, 3, 5);
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 3; ++d) {
+    arguments.push_back(
+        {Tile(x, 16, 3, 1, 3, 0, d), Tile(w, 3, 5, 3, 1, d, 0)});
+  }
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  for (int d = 0; d < 3; ++d) EXPECT_EQ(outputs[d][0], y) << d;
+}
+
 TEST_F(SpmdTest, SplitContractionAndReductionAddPartialResults) {
   // (4x8 cut on its columns) @ (8x3 cut on its rows): each device has a
   // partial product; the row sums of a cut dimension likewise.
