@@ -138,6 +138,23 @@ def print_markdown(path: str) -> None:
               f"{100 * t['kiln_over_cpu']:.2f}% | |")
 
 
+def plugin_in_use() -> str:
+    """The plugin library the test processes will load, and how it was
+    chosen: KILN_PLUGIN_LIBRARY, else the kiln_pjrt package this Python
+    imports (an installed wheel may be older than the build)."""
+    override = os.environ.get("KILN_PLUGIN_LIBRARY")
+    if override:
+        return f"{os.path.abspath(override)} (KILN_PLUGIN_LIBRARY)"
+    try:
+        import kiln_pjrt
+    except ImportError:
+        return "none found (no KILN_PLUGIN_LIBRARY, no kiln_pjrt package)"
+    path = kiln_pjrt.library_path()
+    built = (time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(path)))
+             if os.path.exists(path) else "missing")
+    return f"{path} (package kiln_pjrt, built {built})"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -190,6 +207,7 @@ def main() -> int:
         if previous.get("cases") == args.cases and previous.get("devices") == args.devices:
             record["modules"] = {m: r for m, r in previous["modules"].items()
                                  if m not in modules}
+    print(f"kiln plugin: {plugin_in_use()}", flush=True)
     header = f"{'module':28} {'tests':>6} {'cpu':>6} {'kiln':>6} {'cpu!kiln':>8} {'kiln/cpu':>9}  time cpu/kiln"
     print(header, flush=True)
     for module in modules:
