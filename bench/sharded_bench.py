@@ -14,6 +14,9 @@ Kiln's (above 1: Kiln is faster):
   cnn_step  a data-parallel step of two 3x3 convolutions (value_and_grad),
             batch 64 of 32x32x16 cut over the 8 devices: convolutions on
             each device's images, weight gradients all-reduced
+  cnn_rows  the same step on 8 images of 256x32x16 with the rows cut over
+            the 8 devices (spatial parallelism): convolutions on each
+            device's rows and the halos its neighbours send
 """
 
 import argparse
@@ -49,9 +52,9 @@ def reshard(mesh):
     return f, (a,)
 
 
-def cnn_step(mesh):
+def cnn_step(mesh, shape=(64, 32, 32, 16), spec=P("x")):
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((64, 32, 32, 16)).astype(np.float32)
+    x = rng.standard_normal(shape).astype(np.float32)
     w1 = (rng.standard_normal((3, 3, 16, 32)) * 0.1).astype(np.float32)
     w2 = (rng.standard_normal((3, 3, 32, 32)) * 0.1).astype(np.float32)
     numbers = ("NHWC", "HWIO", "NHWC")
@@ -64,9 +67,13 @@ def cnn_step(mesh):
                                          dimension_numbers=numbers)
         return jnp.mean(h ** 2)
 
-    images = jax.device_put(x, NamedSharding(mesh, P("x")))
+    images = jax.device_put(x, NamedSharding(mesh, spec))
     params = [jax.device_put(w, NamedSharding(mesh, P())) for w in (w1, w2)]
     return jax.jit(jax.value_and_grad(loss)), (params, images)
+
+
+def cnn_rows(mesh):
+    return cnn_step(mesh, (8, 256, 32, 16), P(None, "x"))
 
 
 def main():
@@ -74,7 +81,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=15)
     args = parser.parse_args()
     print(f"{'row':10} {'kiln ms':>9} {'xla:cpu ms':>11} {'xla/kiln':>9}")
-    for name, build in (("reshard", reshard), ("cnn_step", cnn_step)):
+    for name, build in (("reshard", reshard), ("cnn_step", cnn_step),
+                        ("cnn_rows", cnn_rows)):
         times = {}
         for platform in ("kiln", "cpu"):
             mesh = Mesh(np.array(jax.devices(platform)[:8]), ("x",))

@@ -428,6 +428,86 @@ def test_convolution_training_step_on_tiles(x_spec, w_spec):
         np.testing.assert_allclose(k, c, rtol=2e-4, atol=2e-5)
 
 
+HALO_CASES = [
+    # (kernel, strides, padding, rhs dilation, transposed)
+    ((3, 3), (1, 1), "SAME", (1, 1), False),
+    ((5, 5), (1, 1), "SAME", (1, 1), False),
+    ((3, 3), (2, 2), "SAME", (1, 1), False),
+    ((3, 3), (1, 1), "SAME", (2, 2), False),
+    ((1, 1), (2, 2), "VALID", (1, 1), False),  # stride past the window
+    ((4, 4), (4, 4), "VALID", (1, 1), False),  # windows side by side
+    ((3, 3), (2, 2), "SAME", (1, 1), True),    # input dilated by 2
+    ((4, 4), (2, 2), "SAME", (1, 1), True),
+]
+
+
+@pytest.mark.parametrize("mesh_shape,names,spec", [
+    ((4,), ("x",), P(None, "x")),                  # rows over 4 devices
+    ((8,), ("x",), P(None, None, "x")),            # columns over 8
+    ((2, 2), ("x", "y"), P(None, "x", "y")),       # both: corners too
+])
+@pytest.mark.parametrize("case", HALO_CASES, ids=str)
+def test_convolution_of_a_spatially_cut_image_exchanges_halos(
+        mesh_shape, names, spec, case):
+    """An NHWC image cut along its height and/or width: Kiln convolves each
+    device's tile with the rows and columns its neighbours send (a
+    collective_permute each way), and must give XLA:CPU's values and output
+    sharding."""
+    kernel, strides, padding, dilation, transposed = case
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 16, 16, 4)).astype(np.float32)
+    w = rng.standard_normal(kernel + (4, 6)).astype(np.float32)
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def conv(x, w):
+        if transposed:
+            return jax.lax.conv_transpose(x, w, strides, padding,
+                                          dimension_numbers=dn)
+        return jax.lax.conv_general_dilated(x, w, strides, padding,
+                                            rhs_dilation=dilation,
+                                            dimension_numbers=dn)
+
+    def build(mesh):
+        return jax.jit(conv)(jax.device_put(x, NamedSharding(mesh, spec)), w)
+
+    kiln_out, cpu_out = on_both(mesh_shape, names, build)
+    np.testing.assert_allclose(np.asarray(kiln_out), np.asarray(cpu_out),
+                               rtol=1e-5, atol=2e-5)
+    assert_consistent_shards(kiln_out)
+    assert kiln_out.sharding.spec == cpu_out.sharding.spec
+
+
+def test_training_step_on_a_spatially_cut_image():
+    """A two-convolution classifier's loss and weight gradients with the
+    images' rows cut over 8 devices: the forward convolutions exchange
+    halos, the input gradient of the strided one runs on its dilated tiles,
+    and the weight gradients add each device's part."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 32, 32, 3)).astype(np.float32)
+    w1 = (rng.standard_normal((3, 3, 3, 8)) * 0.3).astype(np.float32)
+    w2 = (rng.standard_normal((3, 3, 8, 8)) * 0.3).astype(np.float32)
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def loss(params, x):
+        a, b = params
+        h = jax.nn.relu(jax.lax.conv_general_dilated(
+            x, a, (1, 1), "SAME", dimension_numbers=dn))
+        h = jax.lax.conv_general_dilated(h, b, (2, 2), "SAME",
+                                         dimension_numbers=dn)
+        return jnp.mean(h ** 2)
+
+    results = []
+    for platform in (KILN_PLATFORM, "cpu"):
+        mesh = mesh_of(platform, (8,), ("x",))
+        xa = jax.device_put(x, NamedSharding(mesh, P(None, "x")))
+        value, grads = jax.jit(jax.value_and_grad(loss))([w1, w2], xa)
+        results.append((np.asarray(value), [np.asarray(g) for g in grads]))
+    (k_value, k_grads), (c_value, c_grads) = results
+    assert_close(k_value, c_value)
+    for k, c in zip(k_grads, c_grads):
+        np.testing.assert_allclose(k, c, rtol=2e-4, atol=2e-5)
+
+
 def test_exported_call_keeps_the_shardings_of_its_results():
     """jax.export's call of a sharded function: the results leave sharded as
     the exported function gave them, on both backends."""

@@ -210,6 +210,89 @@ class TileOps {
     return Reshape(value, global_type.shape());
   }
 
+  // `local`, the partition's tile of a value cut along `dim` in `layout`,
+  // extended along `dim` by the last `left` elements of the tile before it
+  // and the first `right` elements of the tile after it (a convolution
+  // window's halo): one collective_permute each way among the devices that
+  // differ only in their coordinate along `dim` (and hold the same copy).
+  // The first tile's left halo and the last tile's right halo are zeros,
+  // which is what a collective_permute gives a device no source sends to.
+  // Null when a halo is longer than a tile or the devices do not form such
+  // chains.
+  Value* WithHalo(Value* local, const TileLayout& layout, size_t dim,
+                  int64_t left, int64_t right) {
+    const std::vector<int64_t>& held = local->type().shape();
+    if (dim >= held.size() || dim >= layout.tiles.size()) return nullptr;
+    const int64_t k = layout.tiles[dim];
+    if (k <= 1 || left < 0 || right < 0 || left > held[dim] ||
+        right > held[dim]) {
+      return nullptr;
+    }
+    std::map<std::vector<int64_t>, std::vector<int64_t>> chains;
+    for (size_t d = 0; d < layout.tile_of_device.size(); ++d) {
+      std::vector<int64_t> key = layout.tile_of_device[d];
+      const int64_t coord = key[dim];
+      key[dim] = -1;
+      key.push_back(layout.copy_of_device[d]);
+      std::vector<int64_t>& chain = chains[key];
+      if (chain.empty()) chain.assign(static_cast<size_t>(k), -1);
+      if (coord < 0 || coord >= k || chain[coord] >= 0) return nullptr;
+      chain[coord] = static_cast<int64_t>(d);
+    }
+    for (const auto& [key, chain] : chains) {
+      for (int64_t d : chain) {
+        if (d < 0) return nullptr;
+      }
+    }
+    // Every tile's part sent `step` tiles along the chain.
+    auto shift = [&](Value* part, int64_t step) {
+      std::vector<int64_t> pairs;
+      for (const auto& [key, chain] : chains) {
+        for (int64_t c = 0; c < k; ++c) {
+          if (c + step < 0 || c + step >= k) continue;
+          pairs.push_back(chain[c]);
+          pairs.push_back(chain[c + step]);
+        }
+      }
+      std::string bytes(pairs.size() * sizeof(int64_t), '\0');
+      std::memcpy(bytes.data(), pairs.data(), bytes.size());
+      const Type pairs_type =
+          Type::Tensor({static_cast<int64_t>(pairs.size() / 2), 2},
+                       Type::Element(ir::ElementType::kI64));
+      auto op = NewOp("stablehlo.collective_permute", part->type());
+      op->AddOperand(part);
+      op->SetAttr("source_target_pairs",
+                  Attribute::DenseElements(pairs_type, std::move(bytes),
+                                           /*splat=*/false));
+      op->SetAttr("channel_handle",
+                  Attribute::Channel(ir::ChannelHandle{next_channel_++, 1}));
+      return Append(std::move(op));
+    };
+    std::vector<Value*> pieces;
+    std::vector<int64_t> start(held.size(), 0), sizes = held;
+    if (left > 0) {
+      start[dim] = held[dim] - left;
+      sizes[dim] = left;
+      pieces.push_back(shift(SliceOf(local, start, sizes), 1));
+    }
+    pieces.push_back(local);
+    if (right > 0) {
+      start[dim] = 0;
+      sizes[dim] = right;
+      pieces.push_back(shift(SliceOf(local, start, sizes), -1));
+    }
+    if (pieces.size() == 1) return local;
+    std::vector<int64_t> extended = held;
+    extended[dim] += left + right;
+    auto concat =
+        NewOp("stablehlo.concatenate", local->type().WithShape(extended));
+    for (Value* piece : pieces) concat->AddOperand(piece);
+    concat->SetAttr("dimension",
+                    Attribute::Integer(static_cast<int64_t>(dim),
+                                       Type::Element(ir::ElementType::kI64)));
+    return Append(std::move(concat));
+  }
+
  private:
   // Reshard's first way: a slice of the tile the device already holds.
   Value* SliceWithin(Value* local, const TileLayout& from,
@@ -1606,6 +1689,12 @@ class Partitioner {
     std::vector<std::pair<int, int64_t>> result_from;
     // Operand dimensions that must not be cut (convolution windows).
     std::vector<int64_t> lhs_whole, rhs_whole;
+    // Cut operand-0 dimensions whose tiles first take `left` elements of
+    // the tile before and `right` of the tile after (TileOps::WithHalo).
+    struct Halo {
+      int64_t dim, left, right;
+    };
+    std::vector<Halo> lhs_halos;
   };
 
   // A dot_general of tiles: batch and contracting dimensions must be cut
@@ -1645,9 +1734,12 @@ class Partitioner {
   // A convolution of tiles: the lhs batch and the kernel's output features
   // keep their cuts in the result (data and tensor parallelism), the input
   // features and the kernel's input features are contracting dimensions
-  // (JAX's weight gradient contracts the batch this way), and windows stay
-  // whole (a cut one would need halo exchange). Grouped features are not
-  // cut; batch groups are left to the whole value.
+  // (JAX's weight gradient contracts the batch this way). A cut spatial
+  // dimension of the input (spatial parallelism) keeps its cut in the
+  // result where every output tile reads its own input tile and a halo
+  // from its neighbours (ConvolutionHalos); the kernel's windows stay
+  // whole. Grouped features are not cut; batch groups are left to the
+  // whole value.
   StatusOr<bool> RunConvolutionOnTiles(Operation& op, OpList& out) {
     if (op.name() != "stablehlo.convolution" || op.num_operands() != 2) {
       return false;
@@ -1683,7 +1775,142 @@ class Partitioner {
         0, conv.input_batch_dimension};
     dims.result_from[conv.output_feature_dimension] = {
         1, conv.kernel_output_feature_dimension};
-    return RunContractionOnTiles(op, out, dims);
+    std::vector<int64_t> padding;
+    if (!ConvolutionHalos(op, conv, dims, padding)) return false;
+    ASSIGN_OR_RETURN(bool on_tiles, RunContractionOnTiles(op, out, dims));
+    if (on_tiles && !dims.lhs_halos.empty()) {
+      // The halos are the padding inside the value; what is left is the
+      // padding of the first and last tiles, which the halos' zeros give.
+      const Type pairs_type =
+          Type::Tensor({static_cast<int64_t>(spatial), 2},
+                       Type::Element(ir::ElementType::kI64));
+      std::string bytes(padding.size() * sizeof(int64_t), '\0');
+      std::memcpy(bytes.data(), padding.data(), bytes.size());
+      op.SetAttr("padding", Attribute::DenseElements(
+                                pairs_type, std::move(bytes), /*splat=*/false));
+    }
+    return on_tiles;
+  }
+
+  // For each spatial dimension of the convolution `op` whose input is cut
+  // into T tiles, decides whether the convolution can run on the tiles
+  // with halos: every device reads its own input tile and at most a
+  // tile's worth of each neighbour's, the same amounts on every device.
+  // - Kernel window whole: the output keeps the cut when its tiles start
+  //   as far apart as the input's (stride * O / T = dilated input tile).
+  //   Output tile t then reads from lo before input tile t to
+  //   window - stride - lo past it.
+  // - Kernel window cut alike (a weight gradient): the dimension is
+  //   contracted, each device adding its part.
+  // Zeros stand for what lies beyond the first and last tiles, which is
+  // the padding (a collective_permute gives zeros to a device no source
+  // sends to, and convolutions pad with zeros). Records the halos in
+  // `dims` and returns in `padding` what the convolution of extended
+  // tiles pads with. Cuts it cannot serve stay in `dims.lhs_whole`, where
+  // the contraction refuses them. False on attributes it cannot read.
+  bool ConvolutionHalos(const Operation& op,
+                        const ir::ConvDimensionNumbers& conv,
+                        ContractionDims& dims, std::vector<int64_t>& padding) {
+    const size_t spatial = conv.input_spatial_dimensions.size();
+    auto ints = [&](std::string_view name, int64_t fallback,
+                    size_t count) -> std::optional<std::vector<int64_t>> {
+      Attribute attr = op.GetAttr(name);
+      if (!attr) return std::vector<int64_t>(count, fallback);
+      std::optional<std::vector<int64_t>> values = attr.AsIntVector();
+      if (!values || values->size() != count) return std::nullopt;
+      return values;
+    };
+    auto strides = ints("window_strides", 1, spatial);
+    auto lhs_dilation = ints("lhs_dilation", 1, spatial);
+    auto rhs_dilation = ints("rhs_dilation", 1, spatial);
+    auto pads = ints("padding", 0, 2 * spatial);
+    auto reversal = ints("window_reversal", 0, spatial);
+    if (!strides || !lhs_dilation || !rhs_dilation || !pads || !reversal) {
+      return false;
+    }
+    padding = *pads;
+    auto it = tiled_.find(op.operand(0));
+    if (it == tiled_.end()) return true;
+    const TileLayout& layout = it->second.layout;
+    const Type& input = it->second.global_type;
+    const Type& output = op.result(0)->type();
+    const Type& kernel = GlobalType(op.operand(1));
+    if (!input.HasStaticShape() || !output.HasStaticShape() ||
+        !kernel.HasStaticShape()) {
+      return true;
+    }
+    auto kernel_it = tiled_.find(op.operand(1));
+    for (size_t j = 0; j < spatial; ++j) {
+      const int64_t in_dim = conv.input_spatial_dimensions[j];
+      const int64_t k_dim = conv.kernel_spatial_dimensions[j];
+      const int64_t tiles = layout.tiles[in_dim];
+      if (tiles <= 1) continue;
+      const int64_t kernel_tiles =
+          kernel_it == tiled_.end() ? 1 : kernel_it->second.layout.tiles[k_dim];
+      const int64_t n = input.shape()[in_dim];
+      const int64_t o = output.shape()[conv.output_spatial_dimensions[j]];
+      const int64_t k = kernel.shape()[k_dim];
+      const int64_t stride = (*strides)[j], lo = padding[2 * j],
+                    hi = padding[2 * j + 1], dilation = (*rhs_dilation)[j];
+      const int64_t base = (*lhs_dilation)[j];
+      if ((*reversal)[j] != 0 || stride < 1 || dilation < 1 || base < 1 ||
+          n % tiles != 0 || lo < 0) {
+        continue;
+      }
+      const int64_t tile = n / tiles;
+      const int64_t window = (k - 1) * dilation + 1;
+      int64_t new_lo = 0, new_hi = 0;
+      if (kernel_tiles == 1) {
+        // The output keeps the cut. In the input dilated by `base`, tile
+        // t spans tile * base positions from t * tile * base, and output
+        // tile t reads from lo before that to r past it, r = window -
+        // stride - lo. Whole elements of the neighbours cover that; what
+        // is left is holes (zeros), padded: `left` elements with lo %
+        // base positions before them, `right` elements covering r with
+        // the holes up to r after them. A negative r (a stride longer
+        // than the window) leaves too few positions at the tile's end for
+        // another output: the convolution's rounding drops them.
+        if (o % tiles != 0 || stride * (o / tiles) != tile * base) continue;
+        const int64_t left = lo / base;
+        const int64_t r = window - stride - lo;
+        const int64_t right = r > 0 ? (r - 1) / base + 1 : 0;
+        new_lo = lo % base;
+        new_hi = r > 0 ? r - 1 - (right - 1) * base
+                       : std::max<int64_t>(0, base - 1 + r);
+        const int64_t length =
+            new_lo + (left + tile + right - 1) * base + 1 + new_hi;
+        if (left > tile || right > tile || length < window ||
+            (length - window) / stride + 1 != o / tiles) {
+          continue;
+        }
+        dims.result_from[conv.output_spatial_dimensions[j]] = {0, in_dim};
+        dims.lhs_halos.push_back({in_dim, left, right});
+      } else if (kernel_tiles == tiles && base == 1) {
+        // The window itself is cut alike (JAX's weight gradient: the
+        // output's gradient as the kernel): every device's kernel tile
+        // of m elements meets the input from its own tile's start - lo
+        // when m * dilation is the input tile, and the devices' partial
+        // results are added. The whole output reaches (o - 1) * stride + 1
+        // - dilation - lo past each tile.
+        const int64_t right = (o - 1) * stride + 1 - dilation - lo;
+        if (k % tiles != 0 || (k / tiles) * dilation != tile || lo > tile ||
+            right < 0 || right > tile) {
+          continue;
+        }
+        dims.rhs_whole.erase(
+            std::find(dims.rhs_whole.begin(), dims.rhs_whole.end(), k_dim));
+        dims.lhs_contracting.push_back(in_dim);
+        dims.rhs_contracting.push_back(k_dim);
+        dims.lhs_halos.push_back({in_dim, lo, right});
+      } else {
+        continue;
+      }
+      dims.lhs_whole.erase(
+          std::find(dims.lhs_whole.begin(), dims.lhs_whole.end(), in_dim));
+      padding[2 * j] = new_lo;
+      padding[2 * j + 1] = new_hi;
+    }
+    return true;
   }
 
   // The type of `value` as a whole value (its global type when tiled).
@@ -1816,6 +2043,16 @@ class Partitioner {
                      TileShape(result_type, layout, op.Describe()));
     ASSIGN_OR_RETURN(Value * lhs_local,
                      TileOf(lhs, lhs_layout, out, op.loc(), op.Describe()));
+    for (const ContractionDims::Halo& halo : dims.lhs_halos) {
+      TileOps ops(out, op.loc(), target_, next_channel_);
+      lhs_local =
+          ops.WithHalo(lhs_local, lhs_layout, static_cast<size_t>(halo.dim),
+                       halo.left, halo.right);
+      if (lhs_local == nullptr) {
+        return InternalError(op.Describe(),
+                             ": no halo exchange along dimension ", halo.dim);
+      }
+    }
     ASSIGN_OR_RETURN(Value * rhs_local,
                      TileOf(rhs, rhs_layout, out, op.loc(), op.Describe()));
     op.SetOperand(0, lhs_local);

@@ -346,6 +346,115 @@ module @conv attributes {mhlo.num_partitions = 3 : i32} {
   for (int d = 0; d < 3; ++d) EXPECT_EQ(outputs[d][0], y) << d;
 }
 
+// The 1-D convolution of one image of one channel, with plain loops: the
+// input dilated by `base` and padded (lo, hi), windows of `w.size()` taps
+// `dilation` apart, `stride` between outputs.
+std::vector<float> Convolve1D(const std::vector<float>& x,
+                              const std::vector<float>& w, int stride, int lo,
+                              int hi, int base, int dilation) {
+  std::vector<float> padded(lo, 0.0f);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (i > 0) padded.insert(padded.end(), base - 1, 0.0f);
+    padded.push_back(x[i]);
+  }
+  padded.insert(padded.end(), hi, 0.0f);
+  const int window = (static_cast<int>(w.size()) - 1) * dilation + 1;
+  std::vector<float> y;
+  for (int start = 0; start + window <= static_cast<int>(padded.size());
+       start += stride) {
+    float sum = 0.0f;
+    for (size_t k = 0; k < w.size(); ++k) {
+      sum += padded[start + k * dilation] * w[k];
+    }
+    y.push_back(sum);
+  }
+  return y;
+}
+
+// A 1-D convolution (dims [b, 0, f]) of 16 values cut over 4 devices, with
+// `window` written in the program's syntax.
+std::string SpatialConvolution(const std::string& window, int kernel,
+                               int outputs, bool kernel_cut) {
+  const std::string k = std::to_string(kernel), o = std::to_string(outputs);
+  const std::string kernel_sharding =
+      kernel_cut ? R"( {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}, {}]>})"
+                 : "";
+  const std::string result_sharding =
+      kernel_cut ? ""
+                 : R"( {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}, {}]>})";
+  return R"(
+module @halo attributes {mhlo.num_partitions = 4 : i32} {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func @main(%x: tensor<1x16x1xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}, {}]>}, %w: tensor<)" +
+         k + R"(x1x1xf32>)" + kernel_sharding + R"() -> (tensor<1x)" + o +
+         R"(x1xf32>)" + result_sharding + R"() {
+    %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {)" +
+         window +
+         R"(} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x16x1xf32>, tensor<)" +
+         k + R"(x1x1xf32>) -> tensor<1x)" + o + R"(x1xf32>
+    return %0 : tensor<1x)" +
+         o + R"(x1xf32>
+  }
+})";
+}
+
+struct HaloCase {
+  std::string window;
+  int kernel, stride, lo, hi, base, dilation;
+  bool kernel_cut;
+};
+
+class SpatialCutTest : public LaunchTest,
+                       public ::testing::WithParamInterface<HaloCase> {};
+
+TEST_P(SpatialCutTest, ConvolutionExchangesHalosInsteadOfGathering) {
+  // Each device holds 4 of the 16 values. With the kernel whole, each
+  // computes its own quarter of the output from its values and the ones
+  // its neighbours send (collective_permutes); with the kernel cut alike
+  // (a weight gradient), each adds its part of every output (all_reduce).
+  // Nobody assembles the whole input.
+  const HaloCase& c = GetParam();
+  const std::vector<float> x = Iota(16);
+  std::vector<float> w(c.kernel);
+  for (int k = 0; k < c.kernel; ++k) w[k] = 1.0f + 0.5f * k;
+  const std::vector<float> y =
+      Convolve1D(x, w, c.stride, c.lo, c.hi, c.base, c.dilation);
+  auto executable =
+      Compile(SpatialConvolution(c.window, c.kernel, static_cast<int>(y.size()),
+                                 c.kernel_cut),
+              1, 4);
+  ASSERT_OK(executable.status());
+  const std::string& text = (*executable)->optimized_text();
+  EXPECT_EQ(text.find("all_gather"), std::string::npos) << text;
+  EXPECT_NE(text.find("collective_permute"), std::string::npos) << text;
+  EXPECT_EQ(text.find("all_reduce") != std::string::npos, c.kernel_cut) << text;
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 4; ++d) {
+    arguments.push_back({Tile(x, 1, 16, 1, 4, 0, d),
+                         c.kernel_cut ? Tile(w, 1, c.kernel, 1, 4, 0, d) : w});
+  }
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  const int size = static_cast<int>(y.size());
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ(outputs[d][0], c.kernel_cut ? y : Tile(y, 1, size, 1, 4, 0, d))
+        << d;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Windows, SpatialCutTest,
+    ::testing::Values(
+        // 3 taps, "same" padding: one value from each neighbour.
+        HaloCase{"pad = [[1, 1]]", 3, 1, 1, 1, 1, 1, false},
+        // 5 taps 2 apart: a whole tile from each neighbour.
+        HaloCase{"pad = [[4, 4]], rhs_dilate = [2]", 5, 1, 4, 4, 1, 2, false},
+        // Stride 2: two values from the right neighbour only.
+        HaloCase{"stride = [2], pad = [[0, 1]]", 3, 2, 0, 1, 1, 1, false},
+        // The input dilated by 2 (a strided convolution's input gradient).
+        HaloCase{"pad = [[1, 2]], lhs_dilate = [2]", 3, 1, 1, 2, 2, 1, false},
+        // The window cut alike: 16 taps, 4 on each device, 3 outputs.
+        HaloCase{"pad = [[1, 1]]", 16, 1, 1, 1, 1, 1, true}));
+
 TEST_F(SpmdTest, SplitContractionAndReductionAddPartialResults) {
   // (4x8 cut on its columns) @ (8x3 cut on its rows): each device has a
   // partial product; the row sums of a cut dimension likewise.
