@@ -508,6 +508,60 @@ def test_training_step_on_a_spatially_cut_image():
         np.testing.assert_allclose(k, c, rtol=2e-4, atol=2e-5)
 
 
+def test_embedding_training_step_with_the_batch_cut():
+    """Data parallelism over token ids: the lookup gathers each device's
+    rows of the whole table, and the table's gradient (a scatter-add of
+    each device's rows) is added up by an all_reduce. Values, gradients and
+    the lookup's sharding as on XLA:CPU."""
+    rng = np.random.default_rng(11)
+    table = rng.standard_normal((50, 16)).astype(np.float32)
+    ids = rng.integers(0, 50, (16, 12)).astype(np.int32)
+    w = rng.standard_normal((16, 4)).astype(np.float32)
+
+    def loss(params, ids):
+        t, w = params
+        return jnp.mean(jnp.tanh(jnp.take(t, ids, axis=0) @ w) ** 2)
+
+    results = []
+    for platform in (KILN_PLATFORM, "cpu"):
+        mesh = mesh_of(platform, (8,), ("x",))
+        ia = jax.device_put(ids, NamedSharding(mesh, P("x")))
+        value, grads = jax.jit(jax.value_and_grad(loss))([table, w], ia)
+        rows = jax.jit(lambda t, i: jnp.take(t, i, axis=0))(table, ia)
+        results.append((value, grads, rows))
+    (k_value, k_grads, k_rows), (c_value, c_grads, c_rows) = results
+    assert_close(np.asarray(k_value), np.asarray(c_value))
+    for k, c in zip(k_grads, c_grads):
+        np.testing.assert_allclose(np.asarray(k), np.asarray(c),
+                                   rtol=1e-5, atol=1e-7)
+    assert_same_placement(k_rows, c_rows)
+
+
+def test_segment_reductions_with_the_segment_ids_cut():
+    """segment_sum, segment_max and bincount (scatters with add and max)
+    over values and ids cut over 8 devices, against XLA:CPU."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((64,)).astype(np.float32)
+    ids = rng.integers(0, 20, (64,)).astype(np.int32)
+
+    def segments(x, ids):
+        return (jax.ops.segment_sum(x, ids, num_segments=20),
+                jax.ops.segment_max(x, ids, num_segments=20),
+                jnp.bincount(ids, length=20))
+
+    outs = []
+    for platform in (KILN_PLATFORM, "cpu"):
+        mesh = mesh_of(platform, (8,), ("x",))
+        put = lambda a: jax.device_put(a, NamedSharding(mesh, P("x")))
+        outs.append([np.asarray(o) for o in jax.jit(segments)(put(x),
+                                                              put(ids))])
+    (k_sum, k_max, k_count), (c_sum, c_max, c_count) = outs
+    np.testing.assert_allclose(k_sum, c_sum, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(k_max, c_max)  # empty segments: -inf
+    np.testing.assert_array_equal(k_count, c_count)
+    np.testing.assert_array_equal(k_count, np.bincount(ids, minlength=20))
+
+
 def test_exported_call_keeps_the_shardings_of_its_results():
     """jax.export's call of a sharded function: the results leave sharded as
     the exported function gave them, on both backends."""

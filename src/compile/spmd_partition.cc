@@ -1590,11 +1590,24 @@ class Partitioner {
   // min, and, or (idempotent: the init taken once per tile changes
   // nothing), and add from a zero init. Empty otherwise.
   static std::string TileCombiner(const Operation& reduce) {
-    if (reduce.num_operands() != 2 || reduce.num_regions() != 1 ||
-        reduce.region(0).num_blocks() != 1) {
-      return "";
+    if (reduce.num_operands() != 2) return "";
+    const std::string name = RegionCombiner(reduce);
+    if (name != "stablehlo.add") return name;
+    const Operation* init = reduce.operand(1)->defining_op();
+    if (init == nullptr || init->name() != "stablehlo.constant") return "";
+    Attribute value = init->GetAttr("value");
+    if (!value.is(AttrKind::kDenseElements)) return "";
+    for (char byte : value.dense_data()) {
+      if (byte != 0) return "";
     }
-    const ir::Block& body = reduce.region(0).front();
+    return name;
+  }
+
+  // The op of a body that combines its two arguments with one add,
+  // maximum, minimum, and or or (a reduction's or a scatter's), else "".
+  static std::string RegionCombiner(const Operation& op) {
+    if (op.num_regions() != 1 || op.region(0).num_blocks() != 1) return "";
+    const ir::Block& body = op.region(0).front();
     if (body.operations().size() != 2 || body.num_arguments() != 2) return "";
     const Operation& combine = *body.operations()[0];
     const Operation& ret = *body.operations()[1];
@@ -1608,18 +1621,11 @@ class Partitioner {
     }
     const std::string& name = combine.name();
     if (name == "stablehlo.maximum" || name == "stablehlo.minimum" ||
-        name == "stablehlo.and" || name == "stablehlo.or") {
+        name == "stablehlo.and" || name == "stablehlo.or" ||
+        name == "stablehlo.add") {
       return name;
     }
-    if (name != "stablehlo.add") return "";
-    const Operation* init = reduce.operand(1)->defining_op();
-    if (init == nullptr || init->name() != "stablehlo.constant") return "";
-    Attribute value = init->GetAttr("value");
-    if (!value.is(AttrKind::kDenseElements)) return "";
-    for (char byte : value.dense_data()) {
-      if (byte != 0) return "";
-    }
-    return name;
+    return "";
   }
 
   // A reduce of a tile: reduced dimensions that are whole reduce locally;
@@ -1910,6 +1916,164 @@ class Partitioner {
       padding[2 * j] = new_lo;
       padding[2 * j + 1] = new_hi;
     }
+    return true;
+  }
+
+  // The layout of a value of `rank` dimensions held whole by every device.
+  TileLayout WholeLayout(int64_t rank) const {
+    const size_t devices = target_.num_partitions;
+    TileLayout layout;
+    layout.tiles.assign(rank, 1);
+    layout.tile_of_device.assign(devices, std::vector<int64_t>(rank, 0));
+    layout.copy_of_device.resize(devices);
+    std::iota(layout.copy_of_device.begin(), layout.copy_of_device.end(), 0);
+    return layout;
+  }
+
+  // Whether every device holds `value` whole (summed, where it was partial).
+  bool IsWhole(Value* value) const {
+    auto it = tiled_.find(value);
+    return it == tiled_.end() || it->second.layout.IsReplicated();
+  }
+
+  // The layout that a gather's result or a scatter's updates (`type`, with
+  // `window_dims` from the operand) take from the cut `indices`: their
+  // other dimensions are the indices' dimensions but `index_vector_dim`,
+  // in order, with the same cuts. Null unless the indices are cut only
+  // along such dimensions, not along the batching dimensions that pair
+  // with the operand's.
+  std::optional<TileLayout> LayoutFromIndices(
+      Value* indices, int64_t index_vector_dim,
+      const std::vector<int64_t>& batching_dims, const Type& type,
+      const std::vector<int64_t>& window_dims) const {
+    auto it = tiled_.find(indices);
+    if (it == tiled_.end()) return std::nullopt;
+    const TileLayout& from = it->second.layout;
+    if (from.HasUnreduced() || from.IsReplicated() || !type.IsTensor() ||
+        !type.HasStaticShape()) {
+      return std::nullopt;
+    }
+    const int64_t rank = static_cast<int64_t>(from.tiles.size());
+    std::vector<int64_t> batch;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == index_vector_dim) {
+        if (from.tiles[d] > 1) return std::nullopt;
+        continue;
+      }
+      if (from.tiles[d] > 1 &&
+          std::find(batching_dims.begin(), batching_dims.end(), d) !=
+              batching_dims.end()) {
+        return std::nullopt;
+      }
+      batch.push_back(d);
+    }
+    std::vector<int64_t> from_dim;  // per dimension of `type`, or -1
+    size_t next = 0;
+    for (int64_t d = 0; d < type.rank(); ++d) {
+      if (std::find(window_dims.begin(), window_dims.end(), d) !=
+          window_dims.end()) {
+        from_dim.push_back(-1);
+        continue;
+      }
+      if (next >= batch.size()) return std::nullopt;
+      from_dim.push_back(batch[next++]);
+    }
+    if (next != batch.size()) return std::nullopt;
+    TileLayout layout;
+    layout.copy_of_device = from.copy_of_device;
+    layout.tile_of_device.resize(from.tile_of_device.size());
+    for (int64_t dim : from_dim) {
+      layout.tiles.push_back(dim < 0 ? 1 : from.tiles[dim]);
+    }
+    for (size_t d = 0; d < from.tile_of_device.size(); ++d) {
+      for (int64_t dim : from_dim) {
+        layout.tile_of_device[d].push_back(
+            dim < 0 ? 0 : from.tile_of_device[d][dim]);
+      }
+    }
+    if (layout.TileCount() != from.TileCount()) return std::nullopt;
+    return layout;
+  }
+
+  // A gather from a whole operand at cut indices (an embedding lookup of a
+  // batch cut over devices): each device gathers at its own indices, and
+  // the result takes the indices' cuts (LayoutFromIndices); its offset
+  // dimensions are whole. False where that does not apply.
+  StatusOr<bool> RunGatherOnTiles(Operation& op, OpList& out) {
+    if (op.name() != "stablehlo.gather" || op.num_operands() != 2 ||
+        op.num_results() != 1 || !IsWhole(op.operand(0))) {
+      return false;
+    }
+    Attribute numbers = op.GetAttr("dimension_numbers");
+    if (!numbers.is(AttrKind::kGatherDimensionNumbers)) return false;
+    const ir::GatherDimensionNumbers& g = numbers.gather();
+    const Type result_type = op.result(0)->type();
+    std::optional<TileLayout> layout = LayoutFromIndices(
+        op.operand(1), g.index_vector_dim, g.start_indices_batching_dims,
+        result_type, g.offset_dims);
+    if (!layout) return false;
+    ASSIGN_OR_RETURN(std::vector<int64_t> tile,
+                     TileShape(result_type, *layout, op.Describe()));
+    const Type& operand_type = GlobalType(op.operand(0));
+    ASSIGN_OR_RETURN(Value * operand,
+                     TileOf(op.operand(0), WholeLayout(operand_type.rank()),
+                            out, op.loc(), op.Describe()));
+    op.SetOperand(0, operand);
+    op.SetOperand(1, tiled_.at(op.operand(1)).local);
+    op.result(0)->set_type(result_type.WithShape(tile));
+    pending_tiled_ = Tiled{nullptr, *layout, result_type, nullptr};
+    pending_combine_.clear();
+    return true;
+  }
+
+  // A scatter into a whole operand at cut indices (the gradient of an
+  // embedding lookup): each device scatters its own updates (taken in the
+  // indices' cuts) into a whole result, and an all_reduce among the
+  // devices of the other tiles combines them. With maximum, minimum, and,
+  // or every device starts from the operand (combining it again changes
+  // nothing); with add only the first tile's device does and the others
+  // start from zeros, so that the operand is counted once. False where
+  // that does not apply (other update computations, several operands).
+  StatusOr<bool> RunScatterOnTiles(Operation& op, OpList& out) {
+    if (op.name() != "stablehlo.scatter" || op.num_operands() != 3 ||
+        op.num_results() != 1 || !IsWhole(op.operand(0))) {
+      return false;
+    }
+    Attribute numbers = op.GetAttr("scatter_dimension_numbers");
+    if (!numbers.is(AttrKind::kScatterDimensionNumbers)) return false;
+    const ir::ScatterDimensionNumbers& sc = numbers.scatter();
+    const std::string combiner = RegionCombiner(op);
+    if (combiner.empty()) return false;
+    const Type result_type = op.result(0)->type();
+    const Type& updates_type = GlobalType(op.operand(2));
+    std::optional<TileLayout> updates_layout = LayoutFromIndices(
+        op.operand(1), sc.index_vector_dim, sc.scatter_indices_batching_dims,
+        updates_type, sc.update_window_dims);
+    if (!updates_layout || !result_type.HasStaticShape()) return false;
+    const TileLayout& indices_layout = tiled_.at(op.operand(1)).layout;
+    const size_t devices = target_.num_partitions;
+    std::vector<std::vector<int64_t>> group_key(devices);
+    for (size_t d = 0; d < devices; ++d) {
+      group_key[d] = {indices_layout.copy_of_device[d]};
+    }
+    ASSIGN_OR_RETURN(Value * updates, TileOf(op.operand(2), *updates_layout,
+                                             out, op.loc(), op.Describe()));
+    Value* operand;
+    if (combiner == "stablehlo.add" &&
+        indices_layout.LinearTile(target_.partition_id) != 0) {
+      operand = Zeros(result_type, out, op.loc());
+    } else {
+      ASSIGN_OR_RETURN(
+          operand, TileOf(op.operand(0), WholeLayout(result_type.rank()), out,
+                          op.loc(), op.Describe()));
+    }
+    op.SetOperand(0, operand);
+    op.SetOperand(1, tiled_.at(op.operand(1)).local);
+    op.SetOperand(2, updates);
+    pending_tiled_ =
+        Tiled{nullptr, WholeLayout(result_type.rank()), result_type, nullptr};
+    pending_combine_ = combiner;
+    pending_group_key_ = std::move(group_key);
     return true;
   }
 
@@ -2577,6 +2741,12 @@ class Partitioner {
       }
       if (!on_tiles) {
         ASSIGN_OR_RETURN(on_tiles, RunConvolutionOnTiles(*op, out));
+      }
+      if (!on_tiles) {
+        ASSIGN_OR_RETURN(on_tiles, RunGatherOnTiles(*op, out));
+      }
+      if (!on_tiles) {
+        ASSIGN_OR_RETURN(on_tiles, RunScatterOnTiles(*op, out));
       }
       if (on_tiles) {
         Value* result = op->result(0);

@@ -4,6 +4,7 @@
 // plain loops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -454,6 +455,92 @@ INSTANTIATE_TEST_SUITE_P(
         HaloCase{"pad = [[1, 2]], lhs_dilate = [2]", 3, 1, 1, 2, 2, 1, false},
         // The window cut alike: 16 taps, 4 on each device, 3 outputs.
         HaloCase{"pad = [[1, 1]]", 16, 1, 1, 1, 1, 1, true}));
+
+// The ids of the gather and scatter tests, as floats (the programs convert
+// them, which keeps their cut, so that every argument is f32).
+const std::vector<float> kIds = {4, 0, 3, 3, 1, 2, 0, 4};
+
+TEST_F(SpmdTest, GatherAtCutIndicesRunsOnTiles) {
+  // An embedding lookup: a whole 5x2 table, 8 ids cut over 4 devices. Each
+  // device gathers the rows of its 2 ids; nobody gathers the ids.
+  auto executable = Compile(R"(
+module @emb attributes {mhlo.num_partitions = 4 : i32} {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func @main(%table: tensor<5x2xf32>, %idsf: tensor<8x1xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %ids = stablehlo.convert %idsf : (tensor<8x1xf32>) -> tensor<8x1xi32>
+    %0 = "stablehlo.gather"(%table, %ids) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 2>}> : (tensor<5x2xf32>, tensor<8x1xi32>) -> tensor<8x2xf32>
+    return %0 : tensor<8x2xf32>
+  }
+})",
+                            1, 4);
+  ASSERT_OK(executable.status());
+  const std::string& text = (*executable)->optimized_text();
+  EXPECT_EQ(text.find("all_gather"), std::string::npos) << text;
+  const std::vector<float> table = Iota(10);
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 4; ++d) {
+    arguments.push_back({table, {kIds[2 * d], kIds[2 * d + 1]}});
+  }
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  for (int d = 0; d < 4; ++d) {
+    std::vector<float> expected;
+    for (int k = 0; k < 2; ++k) {
+      const int row = static_cast<int>(kIds[2 * d + k]);
+      expected.push_back(table[2 * row]);
+      expected.push_back(table[2 * row + 1]);
+    }
+    EXPECT_EQ(outputs[d][0], expected) << d;
+  }
+}
+
+TEST_F(SpmdTest, ScatterAtCutIndicesCombinesEachDevicesPart) {
+  // 8 updates at 8 ids, both cut over 4 devices, into a whole operand of 5
+  // values: each device scatters its 2 updates and an all_reduce combines
+  // the devices' results. The sum counts the operand once; the maximum
+  // takes it on every device.
+  auto executable = Compile(R"(
+module @scatter attributes {mhlo.num_partitions = 4 : i32} {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func @main(%base: tensor<5xf32>, %idsf: tensor<8x1xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %updates: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<5xf32>, tensor<5xf32>) {
+    %ids = stablehlo.convert %idsf : (tensor<8x1xf32>) -> tensor<8x1xi32>
+    %sum = "stablehlo.scatter"(%base, %ids, %updates) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) : (tensor<5xf32>, tensor<8x1xi32>, tensor<8xf32>) -> tensor<5xf32>
+    %max = "stablehlo.scatter"(%base, %ids, %updates) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %m = stablehlo.maximum %a, %b : tensor<f32>
+      stablehlo.return %m : tensor<f32>
+    }) : (tensor<5xf32>, tensor<8x1xi32>, tensor<8xf32>) -> tensor<5xf32>
+    return %sum, %max : tensor<5xf32>, tensor<5xf32>
+  }
+})",
+                            1, 4);
+  ASSERT_OK(executable.status());
+  const std::string& text = (*executable)->optimized_text();
+  EXPECT_EQ(text.find("all_gather"), std::string::npos) << text;
+  EXPECT_NE(text.find("all_reduce"), std::string::npos) << text;
+  const std::vector<float> base = {10, 20, 30, 40, 50};
+  const std::vector<float> updates = {1, 2, 4, 8, 16, 32, 64, 128};
+  std::vector<float> sum = base, max = base;
+  for (size_t i = 0; i < kIds.size(); ++i) {
+    const int at = static_cast<int>(kIds[i]);
+    sum[at] += updates[i];
+    max[at] = std::max(max[at], updates[i]);
+  }
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 4; ++d) {
+    arguments.push_back({base,
+                         {kIds[2 * d], kIds[2 * d + 1]},
+                         {updates[2 * d], updates[2 * d + 1]}});
+  }
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ(outputs[d][0], sum) << d;
+    EXPECT_EQ(outputs[d][1], max) << d;
+  }
+}
 
 TEST_F(SpmdTest, SplitContractionAndReductionAddPartialResults) {
   // (4x8 cut on its columns) @ (8x3 cut on its rows): each device has a
