@@ -562,6 +562,29 @@ def test_segment_reductions_with_the_segment_ids_cut():
     np.testing.assert_array_equal(k_count, np.bincount(ids, minlength=20))
 
 
+@pytest.mark.parametrize("in_spec,constraint", [
+    (P("x"), P("x", "y")),      # a finer cut: a slice of each tile
+    (P("x"), P(None, "x")),     # the cut moves to the other dimension
+    (P("x", "y"), P()),         # replicated: the whole value
+    (P(), P("y", "x")),         # from whole to tiles
+])
+def test_sharding_constraint_sets_the_layout_of_its_value(in_spec, constraint):
+    """with_sharding_constraint on the value a jit returns: the result
+    leaves in the constraint's sharding, as on XLA:CPU, whatever the
+    argument's."""
+    x = np.arange(8 * 8, dtype=np.float32).reshape(8, 8)
+
+    def build(mesh):
+        with jax.set_mesh(mesh):
+            f = jax.jit(lambda v: jax.lax.with_sharding_constraint(
+                v * 2, constraint))
+            return f(jax.device_put(x, NamedSharding(mesh, in_spec)))
+
+    kiln_out, cpu_out = on_both((2, 2), ("x", "y"), build)
+    assert_same_placement(kiln_out, cpu_out)
+    assert_close(np.asarray(kiln_out), x * 2)
+
+
 def test_exported_call_keeps_the_shardings_of_its_results():
     """jax.export's call of a sharded function: the results leave sharded as
     the exported function gave them, on both backends."""

@@ -1192,6 +1192,35 @@ class Partitioner {
     return OkStatus();
   }
 
+  // The sdy.sharding_constraint or sdy.reshard `op` as a reshard of its
+  // operand into the sharding it names: the result is the operand's tile
+  // in that cut (TileOf: no data moves where the cut is already that one),
+  // or the whole value for a replicated sharding. False (nothing changed)
+  // for shardings with unreduced axes or that do not apply to the value.
+  StatusOr<bool> Reshard(Operation& op, OpList& out) {
+    Value* operand = op.operand(0);
+    const Type& type = GlobalType(operand);
+    if (!type.IsTensor() || !type.HasStaticShape()) return false;
+    StatusOr<TensorSharding> sharding =
+        ParseTensorSharding(op.GetAttr("sharding").ToString());
+    if (!sharding.ok()) return false;
+    StatusOr<TileLayout> layout =
+        LayoutOfShardy(*sharding, meshes_, type.rank(), target_.num_partitions);
+    if (!layout.ok() || layout->HasUnreduced()) return false;
+    std::string what = op.Describe();
+    if (layout->IsReplicated()) {
+      ASSIGN_OR_RETURN(Value * whole, Global(operand, out, op.loc()));
+      substitutions_[op.result(0)] = whole;
+      return true;
+    }
+    if (!TileShape(type, *layout, what).ok()) return false;
+    ASSIGN_OR_RETURN(Value * local,
+                     TileOf(operand, *layout, out, op.loc(), what));
+    tiled_[op.result(0)] =
+        Tiled{LocalHandle(local, out, op.loc()), *layout, type, nullptr};
+    return true;
+  }
+
   // A host callback lowered with `partitioned = true` (what
   // `jax.debug.print(..., partitioned=True)` asks: the callback sees each
   // device's shard) runs on every partition with the partition's tiles of
@@ -2684,7 +2713,21 @@ class Partitioner {
         removed_.push_back(std::move(op));
         continue;
       }
-      // Sharding annotations are identities once the program is
+      // A Shardy constraint or reshard of the entry's values (not in a
+      // manual computation's body, nor in a region) puts its value in the
+      // constraint's cut, as XLA does: a sharding_constraint is where the
+      // user fixes a layout, and the result's sharding is that one.
+      if ((op->name() == "sdy.sharding_constraint" ||
+           op->name() == "sdy.reshard") &&
+          op->num_operands() == 1 && op->num_results() == 1 &&
+          current_block_is_entry_ && manual_depth_ == 0) {
+        ASSIGN_OR_RETURN(bool resharded, Reshard(*op, out));
+        if (resharded) {
+          removed_.push_back(std::move(op));
+          continue;
+        }
+      }
+      // Other sharding annotations are identities once the program is
       // partitioned; they leave the partition's program.
       if ((op->name() == "sdy.sharding_constraint" ||
            op->name() == "sdy.reshard" ||
@@ -3082,7 +3125,10 @@ class Partitioner {
       if (inner.get() == terminator) break;
       cloned.push_back(inner->Clone(value_map));
     }
-    RETURN_IF_ERROR(RewriteOps(std::move(cloned), out));
+    ++manual_depth_;
+    Status rewritten = RewriteOps(std::move(cloned), out);
+    --manual_depth_;
+    RETURN_IF_ERROR(rewritten);
     for (int i = 0; i < op.num_results(); ++i) {
       Value* tile = terminator->operand(i);
       if (auto it = value_map.find(tile); it != value_map.end()) {
@@ -3214,6 +3260,8 @@ class Partitioner {
   std::map<std::pair<const Value*, std::string>, Value*> rematerialized_;
   static constexpr int kMaxInlineDepth = 32;
   int inline_depth_ = 0;
+  // How many manual computations' bodies are being rewritten.
+  int manual_depth_ = 0;
   // What RunOnTiles and its kin made, for RewriteOps to register: the
   // result's layout, and the all_reduce that completes partial results.
   // The results of a batch-partitioned call, before they are added.
