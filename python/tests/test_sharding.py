@@ -585,6 +585,29 @@ def test_sharding_constraint_sets_the_layout_of_its_value(in_spec, constraint):
     assert_close(np.asarray(kiln_out), x * 2)
 
 
+@pytest.mark.parametrize("in_spec,out_spec", [
+    (P("x", "y"), P("y", "x")),            # mesh axes swapped: a permute
+    (P(("x", "y")), P(("y", "x"))),        # one dimension, axes reordered
+    (P("x"), P("y")),                      # another axis on the same cut
+    (P("x", "y"), P("y", None)),           # one cut dropped, one moved
+    (P("x", "y"), P(None, "x")),
+    (P("x", "y"), P("y", None, "x")),
+])
+def test_resharding_of_several_axes(in_spec, out_spec):
+    """A value computed in one 2-D layout and returned in another, where
+    more than one mesh axis moves: Kiln's tiles as XLA:CPU's."""
+    x = np.arange(8 * 8 * 4, dtype=np.float32).reshape(8, 8, 4)
+
+    def build(mesh):
+        f = jax.jit(lambda v: v + 1,
+                    out_shardings=NamedSharding(mesh, out_spec))
+        return f(jax.device_put(x, NamedSharding(mesh, in_spec)))
+
+    kiln_out, cpu_out = on_both((2, 2), ("x", "y"), build)
+    assert_same_placement(kiln_out, cpu_out)
+    assert_close(np.asarray(kiln_out), x + 1)
+
+
 def test_exported_call_keeps_the_shardings_of_its_results():
     """jax.export's call of a sharded function: the results leave sharded as
     the exported function gave them, on both backends."""

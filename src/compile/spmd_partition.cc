@@ -108,15 +108,20 @@ class TileOps {
 
   // `local`, the partition's tile of a value of `global_type` in layout
   // `from`, as its tile in layout `to`, without assembling the whole
-  // value; null where neither of these applies:
+  // value; null where none of these applies:
   // - `to` cuts every dimension into a multiple of `from`'s tiles, each
   //   device's new tile inside its old one: a slice of `local`;
   // - one set of devices moves from cutting dimension a to cutting
   //   dimension b (`from` cuts a into k tiles and leaves b whole, `to` the
   //   reverse, every device's coordinate along a in `from` is its
   //   coordinate along b in `to`, the others unchanged): one all_to_all
-  //   among each k such devices, a k-th of the tile to each.
-  // Both are decided from every device's coordinates, so every partition
+  //   among each k such devices, a k-th of the tile to each;
+  // - the same tiles on other devices (mesh axes swapped between
+  //   dimensions): one collective_permute;
+  // - otherwise the dimensions whose cut `to` cannot slice out of the tile
+  //   are gathered among the devices holding their other tiles only, and
+  //   the rest is a slice or a permutation.
+  // Each is decided from every device's coordinates, so every partition
   // takes the same way (and meets its peers at the same collectives).
   Value* Reshard(Value* local, const Type& global_type, const TileLayout& from,
                  const TileLayout& to) {
@@ -133,7 +138,24 @@ class TileOps {
       if (dim < 0) return nullptr;
     }
     if (Value* sliced = SliceWithin(local, from, to)) return sliced;
-    return MoveCut(local, from, to);
+    if (Value* moved = MoveCut(local, from, to)) return moved;
+    if (Value* permuted = PermuteTiles(local, from, to)) return permuted;
+    // Dimensions whose cut `to` cannot slice out of the tile are gathered
+    // among the devices that hold their other tiles (and only those), and
+    // what is left is a slice or a permutation of tiles.
+    TileLayout gathered = from;
+    Value* value = local;
+    for (size_t i = 0; i < rank; ++i) {
+      if (gathered.tiles[i] <= 1 || to.tiles[i] % gathered.tiles[i] == 0) {
+        continue;
+      }
+      value = GatherDimension(value, gathered, i);
+      if (value == nullptr) return nullptr;
+    }
+    if (value == local) return nullptr;
+    if (SameLayout(gathered, to)) return value;
+    if (Value* sliced = SliceWithin(value, gathered, to)) return sliced;
+    return PermuteTiles(value, gathered, to);
   }
 
   // The global value of `global_type` from the partition's tile `local` and
@@ -335,6 +357,117 @@ class TileOps {
     op->SetAttr("limit_indices", Attribute::DenseI64Array(limit));
     op->SetAttr("strides", Attribute::DenseI64Array(strides));
     return Append(std::move(op));
+  }
+
+  static bool SameLayout(const TileLayout& a, const TileLayout& b) {
+    return a.tiles == b.tiles && a.tile_of_device == b.tile_of_device;
+  }
+
+  // Reshard's third way: the same tiles, held by other devices (the axes
+  // of a mesh swapped between dimensions, P('x', 'y') to P('y', 'x')): one
+  // collective_permute from a device holding each tile to each device that
+  // wants it and does not hold it already; a holder sends once. Null when
+  // the tiles differ or the holders do not go round.
+  Value* PermuteTiles(Value* local, const TileLayout& from,
+                      const TileLayout& to) {
+    if (from.tiles != to.tiles) return nullptr;
+    const size_t devices = from.tile_of_device.size();
+    std::map<std::vector<int64_t>, std::vector<int64_t>> holders;
+    for (size_t d = 0; d < devices; ++d) {
+      holders[from.tile_of_device[d]].push_back(static_cast<int64_t>(d));
+    }
+    std::vector<int64_t> source(devices, -1);
+    std::vector<bool> sends(devices, false);
+    for (size_t d = 0; d < devices; ++d) {
+      if (from.tile_of_device[d] == to.tile_of_device[d]) {
+        source[d] = static_cast<int64_t>(d);
+      }
+    }
+    std::vector<int64_t> pairs;
+    for (size_t d = 0; d < devices; ++d) {
+      if (source[d] >= 0) continue;
+      auto it = holders.find(to.tile_of_device[d]);
+      if (it == holders.end()) return nullptr;
+      for (int64_t h : it->second) {
+        if (!sends[h]) {
+          sends[h] = true;
+          source[d] = h;
+          break;
+        }
+      }
+      if (source[d] < 0) return nullptr;
+      pairs.push_back(source[d]);
+      pairs.push_back(static_cast<int64_t>(d));
+    }
+    if (pairs.empty()) return local;
+    std::string bytes(pairs.size() * sizeof(int64_t), '\0');
+    std::memcpy(bytes.data(), pairs.data(), bytes.size());
+    const Type pairs_type =
+        Type::Tensor({static_cast<int64_t>(pairs.size() / 2), 2},
+                     Type::Element(ir::ElementType::kI64));
+    auto op = NewOp("stablehlo.collective_permute", local->type());
+    op->AddOperand(local);
+    op->SetAttr("source_target_pairs",
+                Attribute::DenseElements(pairs_type, std::move(bytes),
+                                         /*splat=*/false));
+    op->SetAttr("channel_handle",
+                Attribute::Channel(ir::ChannelHandle{next_channel_++, 1}));
+    Value* permuted = Append(std::move(op));
+    // Every partition sends; one that keeps its own tile ignores what the
+    // permute gives it (zeros).
+    return source[target_.partition_id] == target_.partition_id ? local
+                                                                : permuted;
+  }
+
+  // `local`, a tile of `layout`, with dimension `dim` made whole: an
+  // all_gather along it among the devices that differ only in their
+  // coordinate along it (and hold the same copy), in coordinate order.
+  // Updates `layout` (copies renumbered: the devices of a group now hold
+  // the same tile). Null when the devices do not form such groups.
+  Value* GatherDimension(Value* local, TileLayout& layout, size_t dim) {
+    const int64_t k = layout.tiles[dim];
+    const size_t devices = layout.tile_of_device.size();
+    std::map<std::vector<int64_t>, std::vector<int64_t>> groups;
+    for (size_t d = 0; d < devices; ++d) {
+      std::vector<int64_t> key = layout.tile_of_device[d];
+      const int64_t coord = key[dim];
+      key[dim] = -1;
+      key.push_back(layout.copy_of_device[d]);
+      std::vector<int64_t>& group = groups[key];
+      if (group.empty()) group.assign(static_cast<size_t>(k), -1);
+      if (coord < 0 || coord >= k || group[coord] >= 0) return nullptr;
+      group[coord] = static_cast<int64_t>(d);
+    }
+    std::vector<int64_t> ids;
+    for (int r = 0; r < target_.num_replicas; ++r) {
+      for (const auto& [key, group] : groups) {
+        for (int64_t d : group) {
+          if (d < 0) return nullptr;
+          ids.push_back(r * int64_t{target_.num_partitions} + d);
+        }
+      }
+    }
+    std::vector<int64_t> shape = local->type().shape();
+    shape[dim] *= k;
+    auto gather = NewOp("stablehlo.all_gather", local->type().WithShape(shape));
+    gather->AddOperand(local);
+    gather->SetAttr("all_gather_dim",
+                    Attribute::Integer(static_cast<int64_t>(dim),
+                                       Type::Element(ir::ElementType::kI64)));
+    gather->SetAttr("replica_groups",
+                    ReplicaGroups(ids, static_cast<int64_t>(groups.size()) *
+                                           target_.num_replicas));
+    gather->SetAttr("channel_handle",
+                    Attribute::Channel(ir::ChannelHandle{next_channel_++, 1}));
+    gather->SetAttr("use_global_device_ids", Attribute::Unit());
+    Value* value = Append(std::move(gather));
+    layout.tiles[dim] = 1;
+    std::map<std::vector<int64_t>, int64_t> copies;
+    for (size_t d = 0; d < devices; ++d) {
+      layout.tile_of_device[d][dim] = 0;
+      layout.copy_of_device[d] = copies[layout.tile_of_device[d]]++;
+    }
+    return value;
   }
 
   // Reshard's second way: one all_to_all.

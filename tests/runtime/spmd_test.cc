@@ -142,6 +142,68 @@ module @a2a attributes {mhlo.num_partitions = 4 : i32} {
   }
 }
 
+TEST_F(SpmdTest, SwappedAxesMoveTilesByPermutation) {
+  // A 4x6 matrix cut [{"x"}, {"y"}] on x=2, y=2 (device = 2x + y),
+  // returned cut [{"y"}, {"x"}]: the same four tiles, each now wanted by
+  // the device at the mirrored mesh position. One collective_permute;
+  // devices (0,0) and (1,1) keep theirs.
+  auto executable = Compile(R"(
+module @swap attributes {mhlo.num_partitions = 4 : i32} {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func @main(%a: tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {"x"}]>}) {
+    %0 = stablehlo.negate %a : tensor<4x6xf32>
+    return %0 : tensor<4x6xf32>
+  }
+})",
+                            1, 4);
+  ASSERT_OK(executable.status());
+  const std::string& text = (*executable)->optimized_text();
+  EXPECT_EQ(text.find("all_gather"), std::string::npos) << text;
+  EXPECT_NE(text.find("collective_permute"), std::string::npos) << text;
+  const std::vector<float> global = Iota(24);
+  std::vector<float> negated = global;
+  for (float& v : negated) v = -v;
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 4; ++d) {
+    arguments.push_back({Tile(global, 4, 6, 2, 2, d / 2, d % 2)});
+  }
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ(outputs[d][0], Tile(negated, 4, 6, 2, 2, d % 2, d / 2)) << d;
+  }
+}
+
+TEST_F(SpmdTest, DroppedCutIsGatheredAmongItsOwnDevicesOnly) {
+  // [{"x"}, {"y"}] to [{"y"}, {}]: the columns are gathered among the two
+  // devices of each x (a 2x6 block, not the whole 4x6), then the row
+  // blocks are permuted to the devices of each y.
+  auto executable = Compile(R"(
+module @drop attributes {mhlo.num_partitions = 4 : i32} {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func @main(%a: tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) {
+    %0 = stablehlo.negate %a : tensor<4x6xf32>
+    return %0 : tensor<4x6xf32>
+  }
+})",
+                            1, 4);
+  ASSERT_OK(executable.status());
+  const std::string& text = (*executable)->optimized_text();
+  EXPECT_NE(text.find("-> tensor<2x6xf32>"), std::string::npos) << text;
+  EXPECT_EQ(text.find("tensor<4x6xf32>"), std::string::npos) << text;
+  EXPECT_NE(text.find("collective_permute"), std::string::npos) << text;
+  const std::vector<float> global = Iota(24);
+  std::vector<float> negated = global;
+  for (float& v : negated) v = -v;
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 4; ++d) {
+    arguments.push_back({Tile(global, 4, 6, 2, 2, d / 2, d % 2)});
+  }
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ(outputs[d][0], Tile(negated, 4, 6, 2, 1, d % 2, 0)) << d;
+  }
+}
+
 TEST_F(SpmdTest, FinerCutIsASliceOfEachTile) {
   // Cut on rows over x, returned cut on rows over x and columns over y
   // (device = 2x + y): each device's new tile lies in its old one.
