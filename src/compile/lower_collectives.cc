@@ -248,7 +248,9 @@ StatusOr<std::unique_ptr<exec::Region>> LowerReducer(Lowering& lowering,
   if (exec::HasFastCombiner(combiner, type)) {
     return std::unique_ptr<exec::Region>();
   }
-  combiner = exec::Combiner::kGeneric;
+  // The region runs between devices of this process; `combiner` still
+  // names what it computes, for a reduction between processes (bf16 and
+  // f16 sums cross as f32).
   return LowerScalarRegion(lowering, op.region(0), {type, type});
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <exception>
 #include <string_view>
+#include <vector>
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
@@ -19,6 +20,7 @@
 #include <gloo/transport/unbound_buffer.h>
 
 #include "base/strings.h"
+#include "exec/kernels/element.h"
 
 namespace kiln::runtime {
 namespace {
@@ -242,11 +244,33 @@ Status GlooCollectives::AllReduce(const std::vector<int>& devices, int rank,
                                   exec::ProcessReduction reduction,
                                   const std::byte* in, std::byte* out,
                                   int64_t count) {
+  if (type == ir::ElementType::kBF16 || type == ir::ElementType::kF16) {
+    // Gloo reduces no 16-bit floats: they cross as f32 (exactly) and each
+    // result rounds once to the type, to nearest even. (The devices of one
+    // process round after every addition; this is never further from the
+    // exact sum.)
+    const bool bf16 = type == ir::ElementType::kBF16;
+    std::vector<float> wide(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, in + 2 * i, 2);
+      wide[i] = bf16 ? exec::BF16ToFloat(bits) : exec::HalfToFloat(bits);
+    }
+    auto* data = reinterpret_cast<std::byte*>(wide.data());
+    RETURN_IF_ERROR(AllReduce(devices, rank, ir::ElementType::kF32, reduction,
+                              data, data, count));
+    for (int64_t i = 0; i < count; ++i) {
+      const uint16_t bits =
+          bf16 ? exec::FloatToBF16(wide[i]) : exec::FloatToHalf(wide[i]);
+      std::memcpy(out + 2 * i, &bits, 2);
+    }
+    return OkStatus();
+  }
   AllReduceRunner runner = AllReduceRunnerFor(type);
   if (runner == nullptr) {
     return UnimplementedError(
-        "a reduction between processes supports 8-64-bit integers, f32 and "
-        "f64; not ",
+        "a reduction between processes supports 8-64-bit integers, f16, "
+        "bf16, f32 and f64; not ",
         ir::ElementTypeName(type));
   }
   const int64_t bytes = count * ir::StorageBytes(type);

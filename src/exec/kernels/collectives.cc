@@ -89,27 +89,28 @@ std::optional<RemoteGroup> CrossProcessGroup(RunContext& ctx,
   return remote;
 }
 
-// The reduction a cross-process collective does for `combiner`, or
-// UNIMPLEMENTED for one it cannot do (a region, or and/or/xor).
-StatusOr<ProcessReduction> ProcessReductionOf(Combiner combiner, bool has_body,
+// The reduction a cross-process collective does for `combiner` (what the
+// region computes, also where the devices of this process call the region:
+// types without a fast combiner), or UNIMPLEMENTED for one it cannot do (a
+// general region, or and/or/xor). The process collectives refuse the
+// element types they cannot reduce.
+StatusOr<ProcessReduction> ProcessReductionOf(Combiner combiner,
                                               ElementType type) {
-  if (!has_body) {
-    switch (combiner) {
-      case Combiner::kAdd:
-        return ProcessReduction::kSum;
-      case Combiner::kMultiply:
-        return ProcessReduction::kProduct;
-      case Combiner::kMaximum:
-        return ProcessReduction::kMax;
-      case Combiner::kMinimum:
-        return ProcessReduction::kMin;
-      default:
-        break;
-    }
+  switch (combiner) {
+    case Combiner::kAdd:
+      return ProcessReduction::kSum;
+    case Combiner::kMultiply:
+      return ProcessReduction::kProduct;
+    case Combiner::kMaximum:
+      return ProcessReduction::kMax;
+    case Combiner::kMinimum:
+      return ProcessReduction::kMin;
+    default:
+      break;
   }
   return UnimplementedError(
       "a reduction between processes supports add, multiply, maximum and "
-      "minimum on native integer and floating-point types; this one (",
+      "minimum; this one (of ",
       ir::ElementTypeName(type),
       ") needs its region called per element, which runs only between "
       "devices of one process");
@@ -167,7 +168,6 @@ class AllReduceKernel : public Kernel {
                   std::unique_ptr<Region> body, bool root_only)
       : params_(std::move(params)),
         combiner_(combiner),
-        has_body_(body != nullptr),
         reducer_(params_.operands[0].type, combiner, std::move(body)),
         root_only_(root_only) {}
 
@@ -177,7 +177,7 @@ class AllReduceKernel : public Kernel {
     std::byte* out = ctx.Out<std::byte>(step, 0);
     if (std::optional<RemoteGroup> remote = CrossProcessGroup(ctx, params_)) {
       ASSIGN_OR_RETURN(ProcessReduction reduction,
-                       ProcessReductionOf(combiner_, has_body_, shape.type));
+                       ProcessReductionOf(combiner_, shape.type));
       RETURN_IF_ERROR(remote->collectives->AllReduce(
           remote->devices, remote->rank, shape.type, reduction,
           ctx.In<std::byte>(step, 0), out, shape.num_elements()));
@@ -220,7 +220,6 @@ class AllReduceKernel : public Kernel {
  private:
   CollectiveParams params_;
   Combiner combiner_;
-  bool has_body_;
   Reducer reducer_;
   bool root_only_;
 };
@@ -297,7 +296,6 @@ class ReduceScatterKernel : public Kernel {
                       std::unique_ptr<Region> body)
       : params_(std::move(params)),
         combiner_(combiner),
-        has_body_(body != nullptr),
         reducer_(params_.operands[0].type, combiner, std::move(body)) {}
 
   Status Run(RunContext& ctx, const Step& step) const override {
@@ -340,7 +338,7 @@ class ReduceScatterKernel : public Kernel {
                             const RemoteGroup& remote, std::byte* out) const {
     const ArrayShape& in = params_.operands[0];
     ASSIGN_OR_RETURN(ProcessReduction reduction,
-                     ProcessReductionOf(combiner_, has_body_, in.type));
+                     ProcessReductionOf(combiner_, in.type));
     std::vector<std::byte> reduced(static_cast<size_t>(in.byte_size()));
     RETURN_IF_ERROR(remote.collectives->AllReduce(
         remote.devices, remote.rank, in.type, reduction,
@@ -363,7 +361,6 @@ class ReduceScatterKernel : public Kernel {
 
   CollectiveParams params_;
   Combiner combiner_;
-  bool has_body_;
   Reducer reducer_;
 };
 
