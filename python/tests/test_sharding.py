@@ -608,6 +608,30 @@ def test_resharding_of_several_axes(in_spec, out_spec):
     assert_close(np.asarray(kiln_out), x + 1)
 
 
+@pytest.mark.parametrize("table_spec", [P("x", None), P("x", "y")])
+def test_lookup_and_update_of_a_table_with_its_rows_cut(table_spec):
+    """A vocabulary-parallel table (rows cut over x, columns over y or
+    whole): lookups at whole ids add each device's masked rows, and
+    .at[ids].add/max/set update each device's own rows. Values and
+    shardings as on XLA:CPU."""
+    rng = np.random.default_rng(13)
+    table = rng.standard_normal((16, 8)).astype(np.float32)
+    ids = rng.integers(0, 16, (5, 6)).astype(np.int32)
+    flat = ids.reshape(-1)[:10]
+    updates = rng.standard_normal((10, 8)).astype(np.float32)
+
+    def build(mesh):
+        t = jax.device_put(table, NamedSharding(mesh, table_spec))
+        rows = jax.jit(lambda t, i: jnp.take(t, i, axis=0))(t, ids)
+        updated = jax.jit(lambda t, i, u: (
+            t.at[i].add(u), t.at[i].max(u), t.at[i].set(u)))(t, flat, updates)
+        return [rows, *updated]
+
+    kiln_outs, cpu_outs = on_both((2, 2), ("x", "y"), build)
+    for k, c in zip(kiln_outs, cpu_outs):
+        assert_same_placement(k, c)
+
+
 def test_exported_call_keeps_the_shardings_of_its_results():
     """jax.export's call of a sharded function: the results leave sharded as
     the exported function gave them, on both backends."""

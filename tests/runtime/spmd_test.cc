@@ -604,6 +604,83 @@ module @scatter attributes {mhlo.num_partitions = 4 : i32} {
   }
 }
 
+TEST_F(SpmdTest, GatherFromRowsCutOverDevicesAddsMaskedRows) {
+  // A vocabulary-parallel lookup: the 8x2 table's rows cut over 4 devices,
+  // the 8 ids whole. Each device gathers the rows it holds (zeros for the
+  // others) and an all_reduce adds them; nobody gathers the table.
+  auto executable = Compile(R"(
+module @vocab attributes {mhlo.num_partitions = 4 : i32} {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func @main(%table: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %idsf: tensor<8x1xf32>) -> tensor<8x2xf32> {
+    %ids = stablehlo.convert %idsf : (tensor<8x1xf32>) -> tensor<8x1xi32>
+    %0 = "stablehlo.gather"(%table, %ids) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 2>}> : (tensor<8x2xf32>, tensor<8x1xi32>) -> tensor<8x2xf32>
+    return %0 : tensor<8x2xf32>
+  }
+})",
+                            1, 4);
+  ASSERT_OK(executable.status());
+  const std::string& text = (*executable)->optimized_text();
+  EXPECT_EQ(text.find("all_gather"), std::string::npos) << text;
+  EXPECT_NE(text.find("all_reduce"), std::string::npos) << text;
+  const std::vector<float> table = Iota(16);
+  const std::vector<float> ids = {7, 0, 3, 3, 1, 6, 0, 4};
+  std::vector<float> expected;
+  for (float id : ids) {
+    expected.push_back(table[2 * static_cast<int>(id)]);
+    expected.push_back(table[2 * static_cast<int>(id) + 1]);
+  }
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 4; ++d) {
+    arguments.push_back({Tile(table, 8, 2, 4, 1, d, 0), ids});
+  }
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  for (int d = 0; d < 4; ++d) EXPECT_EQ(outputs[d][0], expected) << d;
+}
+
+TEST_F(SpmdTest, ScatterIntoRowsCutOverDevicesStaysOnEachDevice) {
+  // The same table, updated at whole ids: each device applies the updates
+  // of its own rows (the others fall outside its tile and are skipped),
+  // with no collective at all; the result keeps the cut.
+  auto executable = Compile(R"(
+module @vocab attributes {mhlo.num_partitions = 4 : i32} {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func @main(%table: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %idsf: tensor<8x1xf32>, %updates: tensor<8x2xf32>) -> (tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %ids = stablehlo.convert %idsf : (tensor<8x1xf32>) -> tensor<8x1xi32>
+    %0 = "stablehlo.scatter"(%table, %ids, %updates) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) : (tensor<8x2xf32>, tensor<8x1xi32>, tensor<8x2xf32>) -> tensor<8x2xf32>
+    return %0 : tensor<8x2xf32>
+  }
+})",
+                            1, 4);
+  ASSERT_OK(executable.status());
+  const std::string& text = (*executable)->optimized_text();
+  for (const char* collective :
+       {"all_gather", "all_reduce", "collective_permute", "all_to_all"}) {
+    EXPECT_EQ(text.find(collective), std::string::npos) << text;
+  }
+  const std::vector<float> table = Iota(16);
+  const std::vector<float> ids = {7, 0, 3, 3, 1, 6, 0, 4};
+  std::vector<float> updates(16);
+  for (int i = 0; i < 16; ++i) updates[i] = 100.0f * (i + 1);
+  std::vector<float> expected = table;
+  for (int i = 0; i < 8; ++i) {
+    const int row = static_cast<int>(ids[i]);
+    expected[2 * row] += updates[2 * i];
+    expected[2 * row + 1] += updates[2 * i + 1];
+  }
+  std::vector<std::vector<std::vector<float>>> arguments;
+  for (int d = 0; d < 4; ++d) {
+    arguments.push_back({Tile(table, 8, 2, 4, 1, d, 0), ids, updates});
+  }
+  ASSERT_OK_AND_ASSIGN(auto outputs, Launch<float>(**executable, arguments));
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ(outputs[d][0], Tile(expected, 8, 2, 4, 1, d, 0)) << d;
+  }
+}
+
 TEST_F(SpmdTest, SplitContractionAndReductionAddPartialResults) {
   // (4x8 cut on its columns) @ (8x3 cut on its rows): each device has a
   // partial product; the row sums of a cut dimension likewise.
