@@ -276,19 +276,7 @@ class TileOps {
           pairs.push_back(chain[c + step]);
         }
       }
-      std::string bytes(pairs.size() * sizeof(int64_t), '\0');
-      std::memcpy(bytes.data(), pairs.data(), bytes.size());
-      const Type pairs_type =
-          Type::Tensor({static_cast<int64_t>(pairs.size() / 2), 2},
-                       Type::Element(ir::ElementType::kI64));
-      auto op = NewOp("stablehlo.collective_permute", part->type());
-      op->AddOperand(part);
-      op->SetAttr("source_target_pairs",
-                  Attribute::DenseElements(pairs_type, std::move(bytes),
-                                           /*splat=*/false));
-      op->SetAttr("channel_handle",
-                  Attribute::Channel(ir::ChannelHandle{next_channel_++, 1}));
-      return Append(std::move(op));
+      return CollectivePermute(part, pairs);
     };
     std::vector<Value*> pieces;
     std::vector<int64_t> start(held.size(), 0), sizes = held;
@@ -400,19 +388,7 @@ class TileOps {
       pairs.push_back(static_cast<int64_t>(d));
     }
     if (pairs.empty()) return local;
-    std::string bytes(pairs.size() * sizeof(int64_t), '\0');
-    std::memcpy(bytes.data(), pairs.data(), bytes.size());
-    const Type pairs_type =
-        Type::Tensor({static_cast<int64_t>(pairs.size() / 2), 2},
-                     Type::Element(ir::ElementType::kI64));
-    auto op = NewOp("stablehlo.collective_permute", local->type());
-    op->AddOperand(local);
-    op->SetAttr("source_target_pairs",
-                Attribute::DenseElements(pairs_type, std::move(bytes),
-                                         /*splat=*/false));
-    op->SetAttr("channel_handle",
-                Attribute::Channel(ir::ChannelHandle{next_channel_++, 1}));
-    Value* permuted = Append(std::move(op));
+    Value* permuted = CollectivePermute(local, pairs);
     // Every partition sends; one that keeps its own tile ignores what the
     // permute gives it (zeros).
     return source[target_.partition_id] == target_.partition_id ? local
@@ -528,6 +504,24 @@ class TileOps {
     // With a channel, the groups are partition ids within each replica.
     op->SetAttr("replica_groups",
                 ReplicaGroups(ids, static_cast<int64_t>(groups.size())));
+    op->SetAttr("channel_handle",
+                Attribute::Channel(ir::ChannelHandle{next_channel_++, 1}));
+    return Append(std::move(op));
+  }
+
+  // A collective_permute of `value` over partition ids, `pairs` holding
+  // (source, target) after one another.
+  Value* CollectivePermute(Value* value, const std::vector<int64_t>& pairs) {
+    std::string bytes(pairs.size() * sizeof(int64_t), '\0');
+    std::memcpy(bytes.data(), pairs.data(), bytes.size());
+    const Type pairs_type =
+        Type::Tensor({static_cast<int64_t>(pairs.size() / 2), 2},
+                     Type::Element(ir::ElementType::kI64));
+    auto op = NewOp("stablehlo.collective_permute", value->type());
+    op->AddOperand(value);
+    op->SetAttr("source_target_pairs",
+                Attribute::DenseElements(pairs_type, std::move(bytes),
+                                         /*splat=*/false));
     op->SetAttr("channel_handle",
                 Attribute::Channel(ir::ChannelHandle{next_channel_++, 1}));
     return Append(std::move(op));
