@@ -19,6 +19,7 @@ import collections
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -155,6 +156,22 @@ def plugin_in_use() -> str:
     return f"{path} (package kiln_pjrt, built {built})"
 
 
+def stage_plugin():
+    """Points KILN_PLUGIN_LIBRARY at a copy of the library for the run: a
+    rebuild during a long run would otherwise replace it under the test
+    processes that start afterwards, which then fail to load it (a whole
+    module reads as failed). Returns the directory holding the copy (None
+    without an override); the copy goes when it does."""
+    override = os.environ.get("KILN_PLUGIN_LIBRARY")
+    if not override or not os.path.isfile(override):
+        return None
+    staging = tempfile.TemporaryDirectory(prefix="kiln-plugin-")
+    copy = os.path.join(staging.name, os.path.basename(override))
+    shutil.copy2(override, copy)
+    os.environ["KILN_PLUGIN_LIBRARY"] = copy
+    return staging
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -208,6 +225,7 @@ def main() -> int:
             record["modules"] = {m: r for m, r in previous["modules"].items()
                                  if m not in modules}
     print(f"kiln plugin: {plugin_in_use()}", flush=True)
+    staging = stage_plugin()  # noqa: F841 (removed when main returns)
     header = f"{'module':28} {'tests':>6} {'cpu':>6} {'kiln':>6} {'cpu!kiln':>8} {'kiln/cpu':>9}  time cpu/kiln"
     print(header, flush=True)
     for module in modules:
