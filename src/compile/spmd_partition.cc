@@ -142,20 +142,30 @@ class TileOps {
     if (Value* permuted = PermuteTiles(local, from, to)) return permuted;
     // Dimensions whose cut `to` cannot slice out of the tile are gathered
     // among the devices that hold their other tiles (and only those), and
-    // what is left is a slice or a permutation of tiles.
+    // what is left is a slice or a permutation of tiles. Tried on ops of
+    // its own, which join the program only if that works out (otherwise
+    // the caller assembles the whole value, and partial gathers would be
+    // collectives run for nothing).
+    OpList tried;
+    TileOps trial(tried, loc_, target_, next_channel_);
     TileLayout gathered = from;
     Value* value = local;
     for (size_t i = 0; i < rank; ++i) {
       if (gathered.tiles[i] <= 1 || to.tiles[i] % gathered.tiles[i] == 0) {
         continue;
       }
-      value = GatherDimension(value, gathered, i);
+      value = trial.GatherDimension(value, gathered, i);
       if (value == nullptr) return nullptr;
     }
     if (value == local) return nullptr;
-    if (SameLayout(gathered, to)) return value;
-    if (Value* sliced = SliceWithin(value, gathered, to)) return sliced;
-    return PermuteTiles(value, gathered, to);
+    if (!SameLayout(gathered, to)) {
+      Value* moved = trial.SliceWithin(value, gathered, to);
+      if (moved == nullptr) moved = trial.PermuteTiles(value, gathered, to);
+      if (moved == nullptr) return nullptr;
+      value = moved;
+    }
+    for (std::unique_ptr<Operation>& op : tried) out_.push_back(std::move(op));
+    return value;
   }
 
   // The global value of `global_type` from the partition's tile `local` and
