@@ -260,22 +260,10 @@ class TileOps {
         right > held[dim]) {
       return nullptr;
     }
-    std::map<std::vector<int64_t>, std::vector<int64_t>> chains;
-    for (size_t d = 0; d < layout.tile_of_device.size(); ++d) {
-      std::vector<int64_t> key = layout.tile_of_device[d];
-      const int64_t coord = key[dim];
-      key[dim] = -1;
-      key.push_back(layout.copy_of_device[d]);
-      std::vector<int64_t>& chain = chains[key];
-      if (chain.empty()) chain.assign(static_cast<size_t>(k), -1);
-      if (coord < 0 || coord >= k || chain[coord] >= 0) return nullptr;
-      chain[coord] = static_cast<int64_t>(d);
-    }
-    for (const auto& [key, chain] : chains) {
-      for (int64_t d : chain) {
-        if (d < 0) return nullptr;
-      }
-    }
+    std::optional<std::map<std::vector<int64_t>, std::vector<int64_t>>> found =
+        Chains(layout, dim);
+    if (!found) return nullptr;
+    const auto& chains = *found;
     // Every tile's part sent `step` tiles along the chain.
     auto shift = [&](Value* part, int64_t step) {
       std::vector<int64_t> pairs;
@@ -413,22 +401,13 @@ class TileOps {
   Value* GatherDimension(Value* local, TileLayout& layout, size_t dim) {
     const int64_t k = layout.tiles[dim];
     const size_t devices = layout.tile_of_device.size();
-    std::map<std::vector<int64_t>, std::vector<int64_t>> groups;
-    for (size_t d = 0; d < devices; ++d) {
-      std::vector<int64_t> key = layout.tile_of_device[d];
-      const int64_t coord = key[dim];
-      key[dim] = -1;
-      key.push_back(layout.copy_of_device[d]);
-      std::vector<int64_t>& group = groups[key];
-      if (group.empty()) group.assign(static_cast<size_t>(k), -1);
-      if (coord < 0 || coord >= k || group[coord] >= 0) return nullptr;
-      group[coord] = static_cast<int64_t>(d);
-    }
+    std::optional<std::map<std::vector<int64_t>, std::vector<int64_t>>> groups =
+        Chains(layout, dim);
+    if (!groups) return nullptr;
     std::vector<int64_t> ids;
     for (int r = 0; r < target_.num_replicas; ++r) {
-      for (const auto& [key, group] : groups) {
+      for (const auto& [key, group] : *groups) {
         for (int64_t d : group) {
-          if (d < 0) return nullptr;
           ids.push_back(r * int64_t{target_.num_partitions} + d);
         }
       }
@@ -441,7 +420,7 @@ class TileOps {
                     Attribute::Integer(static_cast<int64_t>(dim),
                                        Type::Element(ir::ElementType::kI64)));
     gather->SetAttr("replica_groups",
-                    ReplicaGroups(ids, static_cast<int64_t>(groups.size()) *
+                    ReplicaGroups(ids, static_cast<int64_t>(groups->size()) *
                                            target_.num_replicas));
     gather->SetAttr("channel_handle",
                     Attribute::Channel(ir::ChannelHandle{next_channel_++, 1}));
@@ -517,6 +496,32 @@ class TileOps {
     op->SetAttr("channel_handle",
                 Attribute::Channel(ir::ChannelHandle{next_channel_++, 1}));
     return Append(std::move(op));
+  }
+
+  // The devices of `layout` that differ only in their coordinate along
+  // `dim` (and hold the same copy), each set ordered by that coordinate
+  // and keyed by the rest; null unless every set holds each of the
+  // dimension's tiles once.
+  static std::optional<std::map<std::vector<int64_t>, std::vector<int64_t>>>
+  Chains(const TileLayout& layout, size_t dim) {
+    const int64_t k = layout.tiles[dim];
+    std::map<std::vector<int64_t>, std::vector<int64_t>> chains;
+    for (size_t d = 0; d < layout.tile_of_device.size(); ++d) {
+      std::vector<int64_t> key = layout.tile_of_device[d];
+      const int64_t coord = key[dim];
+      key[dim] = -1;
+      key.push_back(layout.copy_of_device[d]);
+      std::vector<int64_t>& chain = chains[key];
+      if (chain.empty()) chain.assign(static_cast<size_t>(k), -1);
+      if (coord < 0 || coord >= k || chain[coord] >= 0) return std::nullopt;
+      chain[coord] = static_cast<int64_t>(d);
+    }
+    for (const auto& [key, chain] : chains) {
+      for (int64_t d : chain) {
+        if (d < 0) return std::nullopt;
+      }
+    }
+    return chains;
   }
 
   // A collective_permute of `value` over partition ids, `pairs` holding
@@ -2022,8 +2027,11 @@ class Partitioner {
       const int64_t n = input.shape()[in_dim];
       const int64_t o = output.shape()[conv.output_spatial_dimensions[j]];
       const int64_t k = kernel.shape()[k_dim];
+      // The high padding needs no check: the last tile reads no further
+      // than the whole convolution does, and zeros stand for what lies
+      // past the value.
       const int64_t stride = (*strides)[j], lo = padding[2 * j],
-                    hi = padding[2 * j + 1], dilation = (*rhs_dilation)[j];
+                    dilation = (*rhs_dilation)[j];
       const int64_t base = (*lhs_dilation)[j];
       if ((*reversal)[j] != 0 || stride < 1 || dilation < 1 || base < 1 ||
           n % tiles != 0 || lo < 0) {
@@ -2546,15 +2554,7 @@ class Partitioner {
     const Type& rhs_type = GlobalType(rhs);
     if (!lhs_type.HasStaticShape() || !rhs_type.HasStaticShape()) return false;
     const size_t devices = target_.num_partitions;
-    auto whole = [&](const Type& type) {
-      TileLayout layout;
-      layout.tiles.assign(type.rank(), 1);
-      layout.tile_of_device.assign(devices,
-                                   std::vector<int64_t>(type.rank(), 0));
-      layout.copy_of_device.resize(devices);
-      std::iota(layout.copy_of_device.begin(), layout.copy_of_device.end(), 0);
-      return layout;
-    };
+    auto whole = [&](const Type& type) { return WholeLayout(type.rank()); };
     TileLayout lhs_layout =
         lhs_it != tiled_.end() ? lhs_it->second.layout : whole(lhs_type);
     TileLayout rhs_layout =
