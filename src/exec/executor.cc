@@ -92,7 +92,10 @@ StatusOr<std::vector<void*>> Execute(const Plan& plan,
       std::byte* address = nullptr;
       switch (slot.kind) {
         case SlotKind::kTemp:
-          address = ctx.arena_.data() + slot.offset;
+          // Values fusion keeps in registers still have slots; a plan
+          // whose every temporary went that way has no arena at all.
+          address = ctx.arena_.size() > 0 ? ctx.arena_.data() + slot.offset
+                                          : empty_storage;
           break;
         case SlotKind::kArgument:
           address = const_cast<std::byte*>(

@@ -80,6 +80,8 @@ StatusOr<AlignedBuffer> AllocateAligned(int64_t bytes) {
 }
 
 StatusOr<AlignedBuffer> ArenaCache::Take(int64_t bytes) {
+  // A plan without scratch (a small elementwise program) takes no arena.
+  if (bytes == 0) return AlignedBuffer();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (size_t i = 0; i < kept_.size(); ++i) {

@@ -58,8 +58,8 @@ PJRT_Error* PJRT_Buffer_Dimensions(PJRT_Buffer_Dimensions_Args* args) {
     ASSIGN_OR_RETURN(
         PJRT_Buffer * buffer,
         CheckBuffer(args->buffer, "PJRT_Buffer_Dimensions_Args.buffer"));
-    args->dims = buffer->dims.data();
-    args->num_dims = buffer->dims.size();
+    args->dims = buffer->dims().data();
+    args->num_dims = buffer->dims().size();
     return OkStatus();
   });
 }
@@ -72,8 +72,8 @@ PJRT_Error* PJRT_Buffer_UnpaddedDimensions(
                      CheckBuffer(args->buffer,
                                  "PJRT_Buffer_UnpaddedDimensions_Args.buffer"));
     // Kiln's shapes are static: nothing is padded.
-    args->unpadded_dims = buffer->dims.data();
-    args->num_dims = buffer->dims.size();
+    args->unpadded_dims = buffer->dims().data();
+    args->num_dims = buffer->dims().size();
     return OkStatus();
   });
 }
@@ -98,7 +98,7 @@ PJRT_Error* PJRT_Buffer_GetMemoryLayout(
     ASSIGN_OR_RETURN(
         PJRT_Buffer * buffer,
         CheckBuffer(args->buffer, "PJRT_Buffer_GetMemoryLayout_Args.buffer"));
-    FillDenseLayout(buffer->minor_to_major, &args->layout);
+    FillDenseLayout(buffer->minor_to_major(), &args->layout);
     return OkStatus();
   });
 }

@@ -179,24 +179,32 @@ PJRT_Error* PJRT_LoadedExecutable_Execute(
         return InvalidArgumentError(
             "PJRT_LoadedExecutable_Execute_Args.output_lists[", d, "] is null");
       }
+      request.arguments.reserve(num_args);
       for (size_t a = 0; a < num_args; ++a) {
-        std::string what =
-            StrCat("PJRT_LoadedExecutable_Execute_Args.argument_lists[", d,
-                   "][", a, "]");
-        ASSIGN_OR_RETURN(PJRT_Buffer * buffer,
-                         CheckBuffer(args->argument_lists[d][a], what));
-        RETURN_IF_ERROR(CheckSameClient(buffer->client, client, what));
-        request.arguments.push_back(buffer->buffer);
+        PJRT_Buffer* handle = args->argument_lists[d][a];
+        StatusOr<PJRT_Buffer*> buffer = CheckBuffer(handle, "argument");
+        if (!buffer.ok() || (*buffer)->client != client) {
+          // Named only when it fails: a dispatch is a microsecond, and the
+          // name is a string per argument.
+          const std::string what =
+              StrCat("PJRT_LoadedExecutable_Execute_Args.argument_lists[", d,
+                     "][", a, "]");
+          RETURN_IF_ERROR(CheckBuffer(handle, what).status());
+          return CheckSameClient((*buffer)->client, client, what);
+        }
+        request.arguments.push_back((*buffer)->buffer);
       }
-      RETURN_IF_ERROR(executable.CheckRequest(request).WithContext(
-          StrCat("PJRT_LoadedExecutable_Execute (device ", d, ")")));
     }
 
+    // The runtime checks every device's request (arguments, shapes,
+    // devices, donation) before any of them starts.
     std::vector<runtime::ExecuteResult> results;
     if (execute_device != nullptr) {
-      ASSIGN_OR_RETURN(runtime::ExecuteResult result,
-                       executable.Execute(std::move(requests[0])));
-      results.push_back(std::move(result));
+      auto result = executable.Execute(std::move(requests[0]));
+      if (!result.ok()) {
+        return result.status().WithContext("PJRT_LoadedExecutable_Execute");
+      }
+      results.push_back(std::move(result).value());
     } else {
       // Only a race (a buffer deleted since the check) or running out of
       // memory fails here; nothing has started then.

@@ -138,15 +138,13 @@ PJRT_Buffer* NewBufferHandle(std::shared_ptr<runtime::Buffer> buffer,
 
 }  // namespace kiln::pjrt
 
-PJRT_Buffer::PJRT_Buffer(std::shared_ptr<kiln::runtime::Buffer> b,
-                         PJRT_Client* c)
-    : buffer(std::move(b)), client(c) {
-  dims = buffer->shape().dims();
-  // Row-major (the last dimension the most minor) unless the buffer keeps
-  // another order.
-  minor_to_major = buffer->minor_to_major();
-  if (minor_to_major.empty()) {
-    minor_to_major.resize(dims.size());
-    std::iota(minor_to_major.rbegin(), minor_to_major.rend(), 0);
-  }
+const std::vector<int64_t>& PJRT_Buffer::minor_to_major() {
+  std::call_once(minor_to_major_once_, [this] {
+    minor_to_major_ = buffer->minor_to_major();
+    if (minor_to_major_.empty()) {
+      minor_to_major_.resize(dims().size());
+      std::iota(minor_to_major_.rbegin(), minor_to_major_.rend(), 0);
+    }
+  });
+  return minor_to_major_;
 }

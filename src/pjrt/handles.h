@@ -98,7 +98,6 @@ struct ExecutableState {
 
 }  // namespace kiln::pjrt
 
-
 struct PJRT_DeviceDescription {
   kiln::pjrt::HandleTag tag = kiln::pjrt::HandleTag::kDescription;
   kiln::runtime::DeviceDescription description;
@@ -168,11 +167,21 @@ struct PJRT_Buffer {
   kiln::pjrt::HandleTag tag = kiln::pjrt::HandleTag::kBuffer;
   std::shared_ptr<kiln::runtime::Buffer> buffer;
   PJRT_Client* client = nullptr;
-  // Stable arrays for Dimensions and GetMemoryLayout.
-  std::vector<int64_t> dims;
-  std::vector<int64_t> minor_to_major;
 
-  PJRT_Buffer(std::shared_ptr<kiln::runtime::Buffer> b, PJRT_Client* c);
+  PJRT_Buffer(std::shared_ptr<kiln::runtime::Buffer> b, PJRT_Client* c)
+      : buffer(std::move(b)), client(c) {}
+
+  // The dimensions (Dimensions hands out the runtime buffer's own array).
+  const std::vector<int64_t>& dims() const { return buffer->shape().dims(); }
+  // The buffer's dimension order, the last dimension the most minor unless
+  // the buffer keeps another: an array that stays put for
+  // GetMemoryLayout's callers, made on the first call (a dispatch creates
+  // and destroys buffer handles that are never asked).
+  const std::vector<int64_t>& minor_to_major();
+
+ private:
+  std::once_flag minor_to_major_once_;
+  std::vector<int64_t> minor_to_major_;
 };
 
 struct PJRT_Executable {

@@ -80,7 +80,8 @@ PJRT_Error* ClientDefaultLayout(
         "PJRT_Layouts_PJRT_Client_GetDefaultLayout_Args";
     KILN_PJRT_CHECK_ARGS(args, PJRT_Layouts_PJRT_Client_GetDefaultLayout_Args,
                          layout);
-    RETURN_IF_ERROR(CheckClient(args->client, StrCat(kWhat, ".client")).status());
+    RETURN_IF_ERROR(
+        CheckClient(args->client, StrCat(kWhat, ".client")).status());
     RETURN_IF_ERROR(CheckDims(args->dims, args->num_dims, kWhat));
     args->layout = RowMajor(args->num_dims).release();
     return OkStatus();
@@ -92,8 +93,7 @@ PJRT_Error* TopologyDefaultLayout(
   return RunEntry([&]() -> Status {
     constexpr std::string_view kWhat =
         "PJRT_Layouts_PJRT_Topology_GetDefaultLayout_Args";
-    KILN_PJRT_CHECK_ARGS(args,
-                         PJRT_Layouts_PJRT_Topology_GetDefaultLayout_Args,
+    KILN_PJRT_CHECK_ARGS(args, PJRT_Layouts_PJRT_Topology_GetDefaultLayout_Args,
                          layout);
     RETURN_IF_ERROR(CheckTopology(args->topology_description,
                                   StrCat(kWhat, ".topology_description"))
@@ -112,8 +112,7 @@ PJRT_Error* BufferLayout(PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args* args) {
         PJRT_Buffer * buffer,
         CheckBuffer(args->buffer,
                     "PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args.buffer"));
-    args->layout =
-        new PJRT_Layouts_MemoryLayout{buffer->minor_to_major};
+    args->layout = new PJRT_Layouts_MemoryLayout{buffer->minor_to_major()};
     return OkStatus();
   });
 }
@@ -121,9 +120,8 @@ PJRT_Error* BufferLayout(PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args* args) {
 PJRT_Error* OutputLayouts(
     PJRT_Layouts_PJRT_Executable_GetOutputLayouts_Args* args) {
   return RunEntry([&]() -> Status {
-    KILN_PJRT_CHECK_ARGS(args,
-                         PJRT_Layouts_PJRT_Executable_GetOutputLayouts_Args,
-                         layouts);
+    KILN_PJRT_CHECK_ARGS(
+        args, PJRT_Layouts_PJRT_Executable_GetOutputLayouts_Args, layouts);
     ASSIGN_OR_RETURN(
         PJRT_Executable * executable,
         CheckExecutable(
@@ -140,9 +138,8 @@ PJRT_Error* OutputLayouts(
 PJRT_Error* ParameterLayouts(
     PJRT_Layouts_PJRT_Executable_GetParameterLayouts_Args* args) {
   return RunEntry([&]() -> Status {
-    KILN_PJRT_CHECK_ARGS(args,
-                         PJRT_Layouts_PJRT_Executable_GetParameterLayouts_Args,
-                         layouts);
+    KILN_PJRT_CHECK_ARGS(
+        args, PJRT_Layouts_PJRT_Executable_GetParameterLayouts_Args, layouts);
     ASSIGN_OR_RETURN(
         PJRT_Executable * executable,
         CheckExecutable(args->executable,

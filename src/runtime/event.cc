@@ -19,6 +19,23 @@ std::shared_ptr<Event> Event::AfterAll(
     const std::vector<std::shared_ptr<Event>>& events) {
   if (events.empty()) return CreateReady();
   if (events.size() == 1) return events[0];
+  // Inputs that are all ready already (the common case of a dispatch whose
+  // arguments were computed earlier) need no join: the first one that
+  // failed, else any of them, is the answer.
+  {
+    size_t answer = 0;
+    bool all_ready = true;
+    bool failed = false;
+    for (size_t i = 0; i < events.size() && all_ready; ++i) {
+      std::lock_guard<std::mutex> lock(events[i]->mutex_);
+      all_ready = events[i]->ready_;
+      if (all_ready && !failed && !events[i]->status_.ok()) {
+        failed = true;
+        answer = i;
+      }
+    }
+    if (all_ready) return events[answer];
+  }
   // Shared by the callbacks: the count of events still pending and the
   // errors seen so far, by position, so the first error in list order wins
   // no matter which thread finishes first.

@@ -715,6 +715,11 @@ StatusOr<Executable::Target> Executable::Resolve(
 
 Status Executable::CheckRequest(const ExecuteRequest& request) const {
   ASSIGN_OR_RETURN(Target target, Resolve(request));
+  return CheckArguments(request, target);
+}
+
+Status Executable::CheckArguments(const ExecuteRequest& request,
+                                  const Target& target) const {
   const size_t count = request.arguments.size();
   if (count != parameters_.size()) {
     return InvalidArgumentError("the executable takes ", parameters_.size(),
@@ -773,7 +778,8 @@ Status Executable::CheckRequest(const ExecuteRequest& request) const {
 
 StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
     ExecuteRequest request) const {
-  RETURN_IF_ERROR(CheckRequest(request));
+  ASSIGN_OR_RETURN(Target target, Resolve(request));
+  RETURN_IF_ERROR(CheckArguments(request, target));
   // An argument in another layout than the program takes is laid out anew
   // (the copy is the run's, so the caller's buffer is not donated).
   for (size_t i = 0; i < request.arguments.size(); ++i) {
@@ -783,7 +789,6 @@ StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
                      Relayout(request.arguments[i], layout));
     request.non_donatable.insert(static_cast<int>(i));
   }
-  ASSIGN_OR_RETURN(Target target, Resolve(request));
   Device* device = target.device;
   const std::shared_ptr<const exec::Plan>& plan = plans_[target.plan];
   const size_t count = request.arguments.size();
@@ -849,8 +854,8 @@ StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
     }
     run->outputs[i] = std::move(storage).value();
   }
-  StatusOr<MemoryReservation> scratch = MemoryReservation::Take(
-      device->counters()->budget, plan->arena_bytes());
+  StatusOr<MemoryReservation> scratch =
+      MemoryReservation::Take(device->counters()->budget, plan->arena_bytes());
   if (!scratch.ok()) {
     return scratch.status().WithContext(
         StrCat("the scratch memory of ", name_));
@@ -860,12 +865,12 @@ StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
   auto prepared = std::make_unique<Prepared>();
   prepared->result.done = Event::Create();
   run->done = prepared->result.done;
+  prepared->result.outputs.reserve(outputs_.size());
   for (size_t i = 0; i < outputs_.size(); ++i) {
     prepared->result.outputs.push_back(Buffer::Create(
         outputs_[i].shape, device->memory_space(outputs_[i].memory_kind),
         run->outputs[i], prepared->result.done, outputs_[i].minor_to_major));
   }
-  run->control.Register(client_runs_, this, prepared->result.outputs);
   prepared->run = std::move(run);
   prepared->queue = device->queue();
   prepared->inputs_ready = Event::AfterAll(ready);
@@ -896,6 +901,18 @@ void StartAlone(std::shared_ptr<Run> run, std::shared_ptr<WorkQueue> queue,
 }
 
 }  // namespace
+
+void Executable::Register(Prepared& prepared) const {
+  prepared.run->control.Register(client_runs_, this, prepared.result.outputs);
+}
+
+void Executable::Start(Prepared& prepared) const {
+  // A run that goes inline now ends before Execute returns: nothing can
+  // cancel it (it has no loops), so it skips the client's registry.
+  if (!runs_inline_ || !prepared.inputs_ready->IsReady()) Register(prepared);
+  StartAlone(std::move(prepared.run), std::move(prepared.queue),
+             std::move(prepared.inputs_ready), runs_inline_);
+}
 
 Status Executable::JoinLaunch(int64_t launch_id,
                               std::unique_ptr<Prepared> prepared) const {
@@ -951,19 +968,20 @@ StatusOr<ExecuteResult> Executable::Execute(ExecuteRequest request) const {
     return prepared_or.status();
   }
   std::unique_ptr<Prepared> prepared = std::move(prepared_or).value();
-  ExecuteResult result = prepared->result;
   if (has_collectives_) {
+    ExecuteResult result = prepared->result;
+    Register(*prepared);
     RETURN_IF_ERROR(JoinLaunch(launch_id, std::move(prepared)));
     return result;
   }
-  StartAlone(std::move(prepared->run), std::move(prepared->queue),
-             std::move(prepared->inputs_ready), runs_inline_);
-  return result;
+  Start(*prepared);
+  return std::move(prepared->result);
 }
 
 StatusOr<std::vector<ExecuteResult>> Executable::ExecuteLaunch(
     std::vector<ExecuteRequest> requests) const {
   std::vector<std::unique_ptr<Prepared>> prepared;
+  prepared.reserve(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
     auto one = Prepare(std::move(requests[i]));
     if (!one.ok()) {
@@ -973,14 +991,15 @@ StatusOr<std::vector<ExecuteResult>> Executable::ExecuteLaunch(
     prepared.push_back(std::move(one).value());
   }
   std::vector<ExecuteResult> results;
-  for (const auto& one : prepared) results.push_back(one->result);
+  results.reserve(prepared.size());
   if (!has_collectives_) {
     for (auto& one : prepared) {
-      StartAlone(std::move(one->run), std::move(one->queue),
-                 std::move(one->inputs_ready), runs_inline_);
+      Start(*one);
+      results.push_back(std::move(one->result));
     }
     return results;
   }
+  for (const auto& one : prepared) results.push_back(one->result);
   std::vector<std::unique_ptr<Prepared>> members(addressable_devices_.size());
   for (auto& one : prepared) {
     const int local = one->local;
@@ -988,6 +1007,7 @@ StatusOr<std::vector<ExecuteResult>> Executable::ExecuteLaunch(
       return InvalidArgumentError("device position ", one->position,
                                   " is given twice in one launch");
     }
+    Register(*one);
     members[local] = std::move(one);
   }
   for (size_t local = 0; local < members.size(); ++local) {

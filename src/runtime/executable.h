@@ -202,8 +202,7 @@ class Executable {
   StatusOr<std::vector<ExecuteResult>> ExecuteLaunch(
       std::vector<ExecuteRequest> requests) const;
 
-  // The checks Execute makes before it starts anything: callers that start
-  // several executions at once check them all first.
+  // The checks Execute and ExecuteLaunch make before they start anything.
   Status CheckRequest(const ExecuteRequest& request) const;
 
  private:
@@ -216,12 +215,19 @@ class Executable {
     int local = 0;     // the index into addressable_devices()
   };
   StatusOr<Target> Resolve(const ExecuteRequest& request) const;
+  // CheckRequest's checks of the arguments, for the target Resolve gave.
+  Status CheckArguments(const ExecuteRequest& request,
+                        const Target& target) const;
   // Where a launch's participants are when they span processes (empty
   // when all are here).
   exec::CrossProcessLaunch CrossProcess() const;
   // One execution ready to start (defined in executable.cc).
   struct Prepared;
   StatusOr<std::unique_ptr<Prepared>> Prepare(ExecuteRequest request) const;
+  // Links the run into the client's registry (run_registry.h).
+  void Register(Prepared& prepared) const;
+  // Starts a run that meets no peers (registered unless it runs inline).
+  void Start(Prepared& prepared) const;
   // Joins `prepared` to the launch `launch_id`; starts it when complete.
   Status JoinLaunch(int64_t launch_id,
                     std::unique_ptr<Prepared> prepared) const;

@@ -84,5 +84,27 @@ TEST(EventTest, AfterAllWaitsForEveryEventAndReportsTheFirstErrorInOrder) {
   EXPECT_OK(Event::AfterAll({})->Await());
 }
 
+TEST(EventTest, AfterAllOfReadyEventsIsReadyAtOnceWithTheFirstErrorInOrder) {
+  std::shared_ptr<Event> all = Event::AfterAll(
+      {Event::CreateReady(), Event::CreateReady(DataLossError("second")),
+       Event::CreateReady(InternalError("third"))});
+  ASSERT_TRUE(all->IsReady());
+  EXPECT_EQ(all->status().message(), "second");
+  std::shared_ptr<Event> ok =
+      Event::AfterAll({Event::CreateReady(), Event::CreateReady()});
+  ASSERT_TRUE(ok->IsReady());
+  EXPECT_OK(ok->status());
+  // One still pending: the join waits for it, and an earlier error still
+  // comes first.
+  std::shared_ptr<Event> pending = Event::Create();
+  std::shared_ptr<Event> mixed = Event::AfterAll(
+      {Event::CreateReady(), Event::CreateReady(AbortedError("first")),
+       pending});
+  EXPECT_FALSE(mixed->IsReady());
+  ASSERT_OK(pending->Set(InternalError("last")));
+  ASSERT_TRUE(mixed->IsReady());
+  EXPECT_EQ(mixed->status().message(), "first");
+}
+
 }  // namespace
 }  // namespace kiln::runtime
