@@ -266,7 +266,8 @@ const std::vector<DotCase>& DotCases() {
       {{1, 40}, {40, 1}, {}, {}, {1}, {0}},             // m = n = 1
       {{4, 4096}, {4096, 4}, {}, {}, {1}, {0}},         // long sums
       {{5, 7, 130}, {5, 130, 65}, {0}, {0}, {2}, {1}},  // odd sizes
-      // 256 rows and more: the rhs in oneDNN's own layout.
+      // 256 rows and more (where other float types take oneDNN's rhs
+      // layout).
       {{256, 40}, {40, 72}, {}, {}, {1}, {0}},     // plain
       {{300, 33}, {65, 33}, {}, {}, {1}, {1}},     // rhs transposed
       {{2, 160, 24}, {24, 40}, {}, {}, {2}, {0}},  // free dims merge
@@ -310,27 +311,51 @@ TEST(DenseTest, DotGeneralNarrowAndIntegerTypesMatchReference) {
   }
 }
 
-// From 256 rows a float matmul reads its rhs in oneDNN's layout,
-// reordered into the step's scratch each run; where oneDNN's AVX-512
-// kernels run, that layout is a blocked one, so the scratch holds a copy.
-TEST(DenseTest, ManyRowMatmulReordersItsRhsIntoScratch) {
-  auto kernel_for = [](int64_t m) {
+// An f32 matmul of two dimensions runs as oneDNN's sgemm over the
+// operands in place (no scratch), transposed ones included. From 256 rows
+// the other float types read their rhs in oneDNN's layout, reordered into
+// the step's scratch each run; where oneDNN's AVX-512 kernels run, that
+// layout is a blocked one, so the scratch holds a copy. A batch of several
+// matmuls stays with the primitive.
+TEST(DenseTest, TwoDimensionalF32MatmulsRunAsSgemm) {
+  auto kernel_for = [](int64_t m, ElementType type,
+                       std::vector<int64_t> batch = {}) {
     exec::OneDnnMatmulParams p;
+    p.lhs_type = p.rhs_type = p.result_type = type;
+    p.batch = batch;
     p.m = m;
     p.k = 64;
     p.n = 96;
-    p.lhs_strides = {p.k, 1};
-    p.rhs_strides = {p.n, 1};
+    for (int64_t size : batch) {
+      p.lhs_strides.push_back(size > 1 ? p.m * p.k : 1);
+      p.rhs_strides.push_back(size > 1 ? p.k * p.n : 1);
+    }
+    p.lhs_strides.insert(p.lhs_strides.end(), {p.k, 1});
+    p.rhs_strides.insert(p.rhs_strides.end(), {1, p.k});  // transposed
     return exec::MakeOneDnnMatmulKernel(p);
   };
-  exec::OneDnnKernel many = kernel_for(256);
-  ASSERT_NE(many.kernel, nullptr);
-  if (__builtin_cpu_supports("avx512f")) {
-    EXPECT_GE(many.scratch_bytes, 64 * 96 * 4) << many.implementation;
+  for (int64_t m : {1, 16, 256, 1024}) {
+    exec::OneDnnKernel f32 = kernel_for(m, ElementType::kF32);
+    ASSERT_NE(f32.kernel, nullptr) << m;
+    EXPECT_EQ(f32.implementation, "sgemm") << m;
+    EXPECT_EQ(f32.scratch_bytes, 0) << m;
+    EXPECT_TRUE(exec::IsOneDnnKernel(*f32.kernel));
   }
-  // Checked against the reference over the same shape (DotCases has more).
+  EXPECT_EQ(kernel_for(256, ElementType::kF32, {1}).implementation, "sgemm");
+  exec::OneDnnKernel batched = kernel_for(256, ElementType::kF32, {2});
+  ASSERT_NE(batched.kernel, nullptr);
+  EXPECT_NE(batched.implementation, "sgemm");
+  if (__builtin_cpu_supports("avx512f")) {
+    exec::OneDnnKernel bf16 = kernel_for(256, ElementType::kBF16);
+    ASSERT_NE(bf16.kernel, nullptr);
+    EXPECT_GE(bf16.scratch_bytes, 64 * 96 * 2) << bf16.implementation;
+  }
+  // Checked against the reference over the same shapes (DotCases has
+  // more).
   EXPECT_TRUE(
       CheckDot({{256, 64}, {64, 96}, {}, {}, {1}, {0}}, kF32, kF32, kF32));
+  EXPECT_TRUE(
+      CheckDot({{64, 256}, {96, 64}, {}, {}, {0}, {1}}, kF32, kF32, kF32));
 }
 
 TEST(DenseTest, EmptyDotFallsBackToKilnsKernel) {
