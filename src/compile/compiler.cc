@@ -2,6 +2,7 @@
 
 #include "compile/custom_call.h"
 #include "compile/lowering.h"
+#include "compile/recover_erfc.h"
 #include "ir/verifier.h"
 
 namespace kiln::compile {
@@ -25,8 +26,22 @@ StatusOr<std::unique_ptr<exec::Plan>> Compile(const ir::Module& module,
   const CustomCallRegistry& custom_calls = options.custom_calls != nullptr
                                                ? *options.custom_calls
                                                : CustomCallRegistry::Builtin();
+  // Expansions of erfc, rebuilt on a copy (recover_erfc.h): the entry
+  // found above is the copy's function of the same name.
+  std::unique_ptr<ir::Module> rebuilt;
+  if (options.recover_erfc && NamesErfc(module)) {
+    rebuilt = module.Clone();
+    if (RecoverErfc(*rebuilt) == 0) {
+      rebuilt.reset();
+    } else {
+      RETURN_IF_ERROR(ir::VerifyModule(*rebuilt));
+      entry = rebuilt->LookupFunction(ir::func::Name(*entry));
+      if (entry == nullptr) return InternalError("the entry function is gone");
+    }
+  }
+  const ir::Module& program = rebuilt ? *rebuilt : module;
   auto plan = std::make_unique<exec::Plan>();
-  Lowering lowering(module, custom_calls, *plan);
+  Lowering lowering(program, custom_calls, *plan);
   lowering.set_fold_constants(options.fold_constants);
   lowering.set_fuse_elementwise(options.fuse_elementwise);
   lowering.set_use_onednn(options.use_onednn,

@@ -68,6 +68,11 @@ struct CompileOptions {
   // need the host's callbacks, which Kiln does not provide, and fail to
   // compile.
   bool host_transfers_between_participants = false;
+  // Compile each float expansion of erfc (JAX's, named after erfc) as one
+  // erfc op (compile/recover_erfc.h), on a copy of the module: the program
+  // the framework reads back keeps its ops. Off: the expansion runs as
+  // written.
+  bool recover_erfc = true;
 };
 
 // Compiles `module` into an immutable plan. Errors name the op and its

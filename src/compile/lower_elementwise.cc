@@ -6,6 +6,7 @@
 // or wrapping to the integer width), which gives the spec's results since
 // f32 holds every narrow-float operand exactly.
 #include "compile/lower_families.h"
+#include "compile/recover_erfc.h"
 #include "exec/kernels/element.h"
 #include "exec/kernels/elementwise.h"
 
@@ -161,7 +162,6 @@ constexpr UnaryEntry kUnaryOps[] = {
     {OpCode::kChloDigamma, UnaryOp::kDigamma},
     {OpCode::kChloErf, UnaryOp::kErf},
     {OpCode::kChloErfInv, UnaryOp::kErfInv},
-    {OpCode::kChloErfc, UnaryOp::kErfc},
     {OpCode::kChloIsInf, UnaryOp::kIsInf},
     {OpCode::kChloIsNegInf, UnaryOp::kIsNegInf},
     {OpCode::kChloIsPosInf, UnaryOp::kIsPosInf},
@@ -214,6 +214,13 @@ void RegisterElementwiseLowerings() {
                        return LowerBinary(l, op, binary);
                      });
   }
+  // An erfc rebuilt from a float expansion (recover_erfc.h) gets the float
+  // erfc, as accurate as the expansion was; any other, Kiln's own.
+  RegisterLowering(OpCode::kChloErfc, [](Lowering& l, const ir::Operation& op) {
+    return LowerUnary(l, op,
+                      op.HasAttr(kFloatExpansionAttr) ? UnaryOp::kErfcSingle
+                                                      : UnaryOp::kErfc);
+  });
   RegisterLowering(OpCode::kCompare, LowerCompare);
   RegisterLowering(OpCode::kSelect, LowerSelect);
   RegisterLowering(OpCode::kClamp, LowerClamp);

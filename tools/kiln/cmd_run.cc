@@ -3,8 +3,9 @@
 // inputs or random ones, and writes the results as .npy files or prints
 // them. `--repeat N` runs it N more times and prints compile and execute
 // times; `--profile trace.json` writes a Chrome trace (Perfetto) of the
-// last run, step by step; `--no-fusion` compiles every op on its own. With --plugin PATH or --device NAME it runs through a PJRT plugin
-// and Kiln's client instead (run_through_client.cc).
+// last run, step by step; `--no-fusion` compiles every op on its own. With
+// --plugin PATH or --device NAME it runs through a PJRT plugin and Kiln's
+// client instead (run_through_client.cc).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -250,7 +251,8 @@ int RunRun(Arguments& args) {
     for (int64_t i = 0; i < repeat; ++i) {
       if (profile_path && i + 1 == repeat) run_options.profile = &profile;
       auto start = std::chrono::steady_clock::now();
-      auto again = exec::Execute(**plan, pointers, repeat_allocator, run_options);
+      auto again =
+          exec::Execute(**plan, pointers, repeat_allocator, run_options);
       times_ms.push_back(std::chrono::duration<double, std::milli>(
                              std::chrono::steady_clock::now() - start)
                              .count());

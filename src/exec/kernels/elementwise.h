@@ -23,11 +23,13 @@ namespace kiln::exec {
   X(Cbrt)                                                                    \
   X(Exp)                                                                     \
   X(Expm1)                                                                   \
-  X(Log) X(Log1p) X(Logistic) X(Sin) X(Cos) X(Tan) X(Tanh) X(Ceil) X(Floor)  \
+  X(Log)                                                                     \
+  X(Log1p) X(Logistic) X(Sin) X(Cos) X(Tan) X(Tanh) X(Ceil) X(Floor)         \
       X(RoundAfz) X(RoundEven) X(IsFinite) X(Real) X(Imag) X(Popcnt) X(Clz)  \
           X(Acos) X(Acosh) X(Asin) X(Asinh) X(Atan) X(Atanh) X(Cosh) X(Sinh) \
-              X(Erf) X(Erfc) X(ErfInv) X(Lgamma) X(Digamma) X(BesselI1e)     \
-                  X(Square) X(Conj) X(IsInf) X(IsNegInf) X(IsPosInf)
+              X(Erf) X(Erfc) X(ErfcSingle) X(ErfInv) X(Lgamma) X(Digamma)    \
+                  X(BesselI1e) X(Square) X(Conj) X(IsInf) X(IsNegInf)        \
+                      X(IsPosInf)
 
 // X(name): the binary ops (operands of one type).
 #define KILN_BINARY_OPS(X)                                               \
@@ -40,9 +42,9 @@ namespace kiln::exec {
   X(Minimum)                                                             \
   X(Power)                                                               \
   X(Atan2)                                                               \
-  X(And) X(Or) X(Xor) X(ShiftLeft) X(ShiftRightArithmetic)               \
-      X(ShiftRightLogical) X(Complex) X(NextAfter) X(Mulhi) X(Polygamma) \
-          X(Zeta)
+  X(And)                                                                 \
+  X(Or) X(Xor) X(ShiftLeft) X(ShiftRightArithmetic) X(ShiftRightLogical) \
+      X(Complex) X(NextAfter) X(Mulhi) X(Polygamma) X(Zeta)
 
 enum class UnaryOp {
 #define KILN_ENUM(name) k##name,

@@ -141,16 +141,16 @@ inline c128 ComplexExp(c128 z) {
 // The same with a vectorizable f32 version (fast_math.h); f64 and
 // complex numbers keep the double-precision reference.
 #define KILN_FAST_FLOAT_COMPLEX_FN(Name, fast_f32, expr_double, expr_complex) \
-  struct Name {                                                              \
-    static float Apply(float x, int) { return fast_f32(x); }                 \
-    template <Float T>                                                       \
-    static T Apply(T x, int) {                                               \
-      return ViaDouble(x, [](double v) { return expr_double; });             \
-    }                                                                        \
-    template <Complex T>                                                     \
-    static T Apply(T x, int) {                                               \
-      return ViaComplex128(x, [](c128 v) { return expr_complex; });          \
-    }                                                                        \
+  struct Name {                                                               \
+    static float Apply(float x, int) { return fast_f32(x); }                  \
+    template <Float T>                                                        \
+    static T Apply(T x, int) {                                                \
+      return ViaDouble(x, [](double v) { return expr_double; });              \
+    }                                                                         \
+    template <Complex T>                                                      \
+    static T Apply(T x, int) {                                                \
+      return ViaComplex128(x, [](c128 v) { return expr_complex; });           \
+    }                                                                         \
   };
 
 KILN_FLOAT_COMPLEX_FN(Sqrt, std::sqrt(v), std::sqrt(v))
@@ -160,7 +160,8 @@ KILN_FAST_FLOAT_COMPLEX_FN(Exp, fast::Exp, std::exp(v), ComplexExp(v))
 KILN_FAST_FLOAT_COMPLEX_FN(Expm1, fast::Expm1, std::expm1(v), ComplexExpm1(v))
 KILN_FAST_FLOAT_COMPLEX_FN(Log, fast::Log, std::log(v), std::log(v))
 KILN_FAST_FLOAT_COMPLEX_FN(Log1p, fast::Log1p, std::log1p(v), ComplexLog1p(v))
-KILN_FAST_FLOAT_COMPLEX_FN(Logistic, fast::Logistic, 1.0 / (1.0 + std::exp(-v)), ComplexLogistic(v))
+KILN_FAST_FLOAT_COMPLEX_FN(Logistic, fast::Logistic, 1.0 / (1.0 + std::exp(-v)),
+                           ComplexLogistic(v))
 KILN_FLOAT_COMPLEX_FN(Sin, std::sin(v), std::sin(v))
 KILN_FLOAT_COMPLEX_FN(Cos, std::cos(v), std::cos(v))
 KILN_FLOAT_COMPLEX_FN(Tan, std::tan(v), ComplexTan(v))
@@ -200,6 +201,21 @@ struct Erf {
 };
 struct Erfc {
   static float Apply(float x, int) { return fast::Erfc(x); }
+  template <Float T>
+  static T Apply(T x, int) {
+    return ViaDouble(x, [](double v) { return std::erfc(v); });
+  }
+};
+// erfc at the accuracy of a float expansion of it (fast::ErfcSingle), for
+// the erfc that compile/recover_erfc.h rebuilds from one; other types as
+// Erfc.
+struct ErfcSingle {
+  // Forced inline: GCC, left to itself, calls this one (the longest of the
+  // float functions) out of line from the kernel's loop, one element a
+  // call, and the loop stops being vectorized.
+  KILN_FAST_MATH static float Apply(float x, int) {
+    return fast::ErfcSingle(x);
+  }
   template <Float T>
   static T Apply(T x, int) {
     return ViaDouble(x, [](double v) { return std::erfc(v); });

@@ -27,7 +27,7 @@
 
 namespace kiln::exec::fast {
 
-inline constexpr float kLn2Hi = 0.693145751953125f;  // 16 bits of ln 2
+inline constexpr float kLn2Hi = 0.693145751953125f;          // 16 bits of ln 2
 inline constexpr float kLn2Lo = 1.42860682030941723212e-6f;  // ln 2 - kLn2Hi
 inline constexpr float kLog2E = 1.44269504088896340736f;
 // Adding and subtracting 1.5 * 2^23 rounds a float of magnitude below
@@ -198,9 +198,9 @@ KILN_FAST_MATH T ErfSmall(T x) {
   return x * p;
 }
 
-// erfc for ax in [1, 10.1]; Erfc evaluates it in double, Erf in float.
+// R(1/ax), erfc's factor beside e^(-ax^2) for ax in [1, 10.1].
 template <typename T>
-KILN_FAST_MATH T ErfcLarge(T ax) {
+KILN_FAST_MATH T ErfcLargeFactor(T ax) {
   T u = T(1) / ax;
   T r = T(8.19785186273580824e-02);
   r = r * u - T(5.27161757284243970e-01);
@@ -215,10 +215,16 @@ KILN_FAST_MATH T ErfcLarge(T ax) {
   r = r * u - T(1.07707474076337438e-03);
   r = r * u + T(5.64245966817497169e-01);
   r = r * u - T(1.26959191224344741e-06);
+  return r;
+}
+
+// erfc for ax in [1, 10.1]; Erfc evaluates it in double, Erf in float.
+template <typename T>
+KILN_FAST_MATH T ErfcLarge(T ax) {
   if constexpr (sizeof(T) == sizeof(double)) {
-    return ExpDouble(-ax * ax) * r;
+    return ExpDouble(-ax * ax) * ErfcLargeFactor(ax);
   } else {
-    return Exp(-ax * ax) * r;
+    return Exp(-ax * ax) * ErfcLargeFactor(ax);
   }
 }
 
@@ -247,6 +253,35 @@ KILN_FAST_MATH float Erfc(float x) {
   big = ax > 10.1f ? 0.0 : big;
   float large = static_cast<float>(x < 0 ? 2.0 - big : big);
   float small = static_cast<float>(1.0 - ErfSmall(static_cast<double>(x)));
+  float result = ax < 1.0f ? small : large;
+  return x != x ? x : result;
+}
+
+// erfc evaluated in float throughout: the rebuilt form of a program's own
+// float expansion of erfc (JAX's decomposition of chlo.erfc, which
+// compile/recover_erfc.h recognizes), so it answers to that expansion's
+// accuracy rather than Erfc's. It is the same two branches, each cheaper
+// than Erfc's double ones: 1 - erf for |x| < 1 (as the expansion, within
+// about 5 ulps near 1, where the subtraction magnifies erf's rounding),
+// and e^(-x^2) R(1/x) beyond, where x^2 is split into its rounded value
+// and that rounding's error (Dekker's product), so that e^(-x^2) keeps its
+// precision up to where erfc underflows; the expansion rounds x^2 first
+// and loses about x^2/2 ulps there.
+KILN_FAST_MATH float ErfcSingle(float x) {
+  float ax = x < 0 ? -x : x;
+  // Past 10.05 erfc underflows to 0 (and 2 for large negative x). A NaN is
+  // clamped into the range, so that Exp's conversion stays defined.
+  float c = !(ax <= 10.05f) ? 10.05f : (ax < 1.0f ? 1.0f : ax);
+  float split = c * 4097.0f;  // 2^12 + 1: c's upper 12 bits in c_hi
+  float c_hi = split - (split - c);
+  float c_lo = c - c_hi;
+  float square = c * c;
+  float square_error =
+      ((c_hi * c_hi - square) + 2.0f * c_hi * c_lo) + c_lo * c_lo;
+  float big = Exp(-square) * (1.0f - square_error) * ErfcLargeFactor(c);
+  big = ax > 10.05f ? 0.0f : big;
+  float large = x < 0 ? 2.0f - big : big;
+  float small = 1.0f - ErfSmall(x);
   float result = ax < 1.0f ? small : large;
   return x != x ? x : result;
 }
