@@ -78,8 +78,8 @@ void Lowering::ReadBroadcastScalars(exec::Step& step) {
 bool Lowering::OtherFrameStepBetween(int64_t a, int64_t b) const {
   const int frame = frames_.back().id;
   for (int64_t i = a + 1; i < b; ++i) {
-    if (i < static_cast<int64_t>(index_frame_.size()) &&
-        index_frame_[i] >= 0 && index_frame_[i] != frame) {
+    if (i < static_cast<int64_t>(index_frame_.size()) && index_frame_[i] >= 0 &&
+        index_frame_[i] != frame) {
       return true;
     }
   }
@@ -98,14 +98,16 @@ void Lowering::FuseElementwiseSteps() {
   if (indices.size() != region.steps.size()) return;  // not tracked: leave it
 
   // Broadcast scalars whose readers all read the scalar itself
-  // (ReadBroadcastScalars) are dead: drop them, and their arrays.
+  // (ReadBroadcastScalars), and views whose readers all read their source
+  // (NoteBypassedView), are dead: drop them, and their arrays.
   {
     std::vector<exec::Step> live;
     std::vector<int64_t> live_indices;
     for (size_t k = 0; k < region.steps.size(); ++k) {
       exec::Step& step = region.steps[k];
       if (step.outputs.size() == 1 &&
-          scalar_broadcasts_.count(step.outputs[0]) != 0 &&
+          (scalar_broadcasts_.count(step.outputs[0]) != 0 ||
+           bypassed_views_.count(step.outputs[0]) != 0) &&
           ScratchDeadAfter(step.outputs[0], indices[k])) {
         first_def_[step.outputs[0]] = -1;  // never in memory
         continue;

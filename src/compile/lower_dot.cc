@@ -449,6 +449,57 @@ const ir::Operation* SwappingTranspose(const ir::Operation& dot,
   return *permutation == swapped ? user : nullptr;
 }
 
+// Operand `i` of a dot_general read through the transpose that made it:
+// when the operand is `transpose(x, permutation)`, the dot reads x, its
+// dimension numbers for that operand mapped through the permutation, and
+// the transposed copy is left to whoever else reads it (with no one, the
+// step is dropped when its region is complete: Lowering::NoteBypassedView).
+// Attention reads its heads so: split from [batch, sequence, heads,
+// head_dim] and moved before the sequence, they are strides of the
+// projection's result, not copies of it. Only where the operand's free
+// dimensions keep their order, since the result's dimensions follow them.
+// Updates `slot`, `batching` and `contracting`; false when it does not
+// apply (nothing changed).
+bool ReadThroughTranspose(Lowering& lowering, const ir::Operation& op, int i,
+                          SlotId& slot, std::vector<int64_t>& batching,
+                          std::vector<int64_t>& contracting) {
+  const ir::Operation* transpose = op.operand(i)->defining_op();
+  if (transpose == nullptr || !transpose->is(ir::OpCode::kTranspose) ||
+      !op.operand(i)->type().IsTensor() ||
+      op.operand(i)->type().element().is(ir::TypeKind::kQuantized)) {
+    return false;
+  }
+  StatusOr<SlotId> source = lowering.Operand(*transpose, 0);
+  StatusOr<SlotId> transposed = lowering.Slot(transpose->result(0));
+  StatusOr<std::vector<int64_t>> permutation =
+      IntsAttr(*transpose, "permutation");
+  if (!source.ok() || !transposed.ok() || !permutation.ok()) return false;
+  const int64_t rank = lowering.shape(*source).rank();
+  const std::vector<int64_t>& p = *permutation;
+  if (static_cast<int64_t>(p.size()) != rank) return false;
+  // The dimension numbers are checked later, on whichever operand the dot
+  // reads: out-of-range ones are left for that check to report.
+  std::vector<bool> listed(rank, false);
+  for (const std::vector<int64_t>* dims : {&batching, &contracting}) {
+    for (int64_t d : *dims) {
+      if (d < 0 || d >= rank || listed[d]) return false;
+      listed[d] = true;
+    }
+  }
+  int64_t last_free = -1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (listed[d]) continue;
+    if (p[d] < last_free) return false;
+    last_free = p[d];
+  }
+  for (std::vector<int64_t>* dims : {&batching, &contracting}) {
+    for (int64_t& d : *dims) d = p[d];
+  }
+  slot = *source;
+  lowering.NoteBypassedView(*transposed);
+  return true;
+}
+
 Status LowerDotGeneral(Lowering& lowering, const ir::Operation& op) {
   ASSIGN_OR_RETURN(SlotId lhs, lowering.Operand(op, 0));
   ASSIGN_OR_RETURN(SlotId rhs, lowering.Operand(op, 1));
@@ -457,7 +508,11 @@ Status LowerDotGeneral(Lowering& lowering, const ir::Operation& op) {
     return InvalidArgumentError(op.Describe(),
                                 ": missing dot_dimension_numbers");
   }
-  const ir::DotDimensionNumbers& numbers = dn.dot();
+  ir::DotDimensionNumbers numbers = dn.dot();
+  ReadThroughTranspose(lowering, op, 0, lhs, numbers.lhs_batching_dimensions,
+                       numbers.lhs_contracting_dimensions);
+  ReadThroughTranspose(lowering, op, 1, rhs, numbers.rhs_batching_dimensions,
+                       numbers.rhs_contracting_dimensions);
   if (const ir::Operation* transpose =
           SwappingTranspose(op, numbers, lowering.shape(lhs).rank(),
                             lowering.shape(rhs).rank())) {

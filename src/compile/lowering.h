@@ -188,6 +188,11 @@ class Lowering {
   // computes the transpose reading it, lower_dot.cc). LowerOp then emits
   // nothing for it.
   void LowerAhead(const ir::Operation& later) { lowered_ahead_.insert(&later); }
+  // Notes that a consumer of `view`, the result of a view's step (a
+  // transposing copy), read the view's source instead: when its region is
+  // complete and no one read `view` after all, FuseElementwiseSteps drops
+  // the step that writes it (a dot_general of a transpose, lower_dot.cc).
+  void NoteBypassedView(SlotId view) { bypassed_views_.insert(view); }
 
   // Finishes the plan: assigns arena offsets to temps.
   Status Finish();
@@ -218,9 +223,10 @@ class Lowering {
   void ReadBroadcastScalars(exec::Step& step);
   // Whether the entry region's value `value` (an ordinary scratch slot of
   // the entry frame), an output donated argument `argument` may hand its
-  // memory to, can be computed straight into that output: no later step reads the argument, the defining step reads it
-  // (if at all) element by element, and no elementwise step before it
-  // reads it whole (a view fusion could run beside the write).
+  // memory to, can be computed straight into that output: no later step reads
+  // the argument, the defining step reads it (if at all) element by element,
+  // and no elementwise step before it reads it whole (a view fusion could run
+  // beside the write).
   bool CanComputeIntoDonatedOutput(const exec::Region& main, SlotId value,
                                    SlotId argument,
                                    const std::vector<SlotId>& returned) const;
@@ -251,6 +257,8 @@ class Lowering {
   // Slots written by a broadcast of one element -> the slot holding it
   // (at index 0).
   std::map<SlotId, SlotId> scalar_broadcasts_;
+  // Views a consumer read through (NoteBypassedView).
+  std::set<SlotId> bypassed_views_;
   // Ops whose results an earlier op bound (LowerAhead).
   std::set<const ir::Operation*> lowered_ahead_;
   int64_t counter_ = 0;

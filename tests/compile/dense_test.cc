@@ -358,6 +358,130 @@ TEST(DenseTest, TwoDimensionalF32MatmulsRunAsSgemm) {
       CheckDot({{64, 256}, {96, 64}, {}, {}, {0}, {1}}, kF32, kF32, kF32));
 }
 
+// Attention's scores: heads split from [batch, sequence, heads, dim] and
+// moved before the sequence by a transpose, then contracted over dim. The
+// dot reads the untransposed arrays through strides, and the transposes
+// write nothing; where a transposed value is also returned, its step
+// stays. Small (Kiln's matmul) and large (oneDNN) alike; the expected
+// scores are summed here.
+TEST(DenseTest, DotReadsTransposedOperandsInPlace) {
+  for (int64_t sequence : {8, 64}) {
+    const int64_t batch = 2, heads = 4, dim = 32;
+    auto type = [&](bool heads_first) {
+      return "tensor<" +
+             (heads_first
+                  ? std::to_string(batch) + "x" + std::to_string(heads) + "x" +
+                        std::to_string(sequence)
+                  : std::to_string(batch) + "x" + std::to_string(sequence) +
+                        "x" + std::to_string(heads)) +
+             "x" + std::to_string(dim) + "xf32>";
+    };
+    const std::string split = type(false), moved = type(true);
+    const std::string scores =
+        "tensor<" + std::to_string(batch) + "x" + std::to_string(heads) + "x" +
+        std::to_string(sequence) + "x" + std::to_string(sequence) + "xf32>";
+    for (bool return_query : {false, true}) {
+      std::string text =
+          "func.func @main(%x: " + split + ", %y: " + split + ") -> (" +
+          scores + (return_query ? ", " + moved : "") +
+          ") {\n"
+          "  %q = stablehlo.transpose %x, dims = [0, 2, 1, 3] : (" +
+          split + ") -> " + moved +
+          "\n"
+          "  %k = stablehlo.transpose %y, dims = [0, 2, 1, 3] : (" +
+          split + ") -> " + moved +
+          "\n"
+          "  %s = stablehlo.dot_general %q, %k, batching_dims = [0, 1] x "
+          "[0, 1], contracting_dims = [3] x [3] : (" +
+          moved + ", " + moved + ") -> " + scores +
+          "\n"
+          "  return %s" +
+          (return_query ? ", %q" : "") + " : " + scores +
+          (return_query ? ", " + moved : "") + "\n}\n";
+      ASSERT_OK_AND_ASSIGN(auto plan, CompileText(text));
+      int transposes = 0;
+      for (const exec::Step& step : plan->main().steps) {
+        transposes +=
+            step.where.find("stablehlo.transpose") != std::string::npos;
+      }
+      EXPECT_EQ(transposes, return_query ? 1 : 0) << sequence;
+      const int64_t count = batch * sequence * heads * dim;
+      std::vector<float> x(count), y(count);
+      std::mt19937 rng(7);
+      std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+      for (float& v : x) v = uniform(rng);
+      for (float& v : y) v = uniform(rng);
+      std::vector<int64_t> dims = {batch, sequence, heads, dim};
+      ASSERT_OK_AND_ASSIGN(
+          auto out,
+          RunPlan(*plan, {HostArray::Of(ElementType::kF32, dims, x),
+                          HostArray::Of(ElementType::kF32, dims, y)}));
+      std::vector<float> got = out[0].As<float>();
+      auto at = [&](const std::vector<float>& a, int64_t b, int64_t s,
+                    int64_t h, int64_t d) {
+        return a[((b * sequence + s) * heads + h) * dim + d];
+      };
+      for (int64_t b = 0; b < batch; ++b) {
+        for (int64_t h = 0; h < heads; ++h) {
+          for (int64_t i = 0; i < sequence; ++i) {
+            for (int64_t j = 0; j < sequence; ++j) {
+              double want = 0;
+              for (int64_t d = 0; d < dim; ++d) {
+                want += double{at(x, b, i, h, d)} * at(y, b, j, h, d);
+              }
+              const float value =
+                  got[((b * heads + h) * sequence + i) * sequence + j];
+              ASSERT_NEAR(value, want, 1e-4)
+                  << b << " " << h << " " << i << " " << j;
+            }
+          }
+        }
+      }
+      if (return_query) {
+        std::vector<float> q = out[1].As<float>();
+        for (int64_t b = 0; b < batch; ++b) {
+          for (int64_t h = 0; h < heads; ++h) {
+            for (int64_t i = 0; i < sequence; ++i) {
+              for (int64_t d = 0; d < dim; ++d) {
+                ASSERT_EQ(q[((b * heads + h) * sequence + i) * dim + d],
+                          at(x, b, i, h, d));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// A transpose that reorders an operand's free dimensions stays a copy: the
+// result's dimensions follow the operand's.
+TEST(DenseTest, DotKeepsTransposesThatReorderFreeDimensions) {
+  const std::string text = R"(
+func.func @main(%x: tensor<3x5x4xf32>, %y: tensor<4x2xf32>) -> tensor<5x3x2xf32> {
+  %t = stablehlo.transpose %x, dims = [1, 0, 2] : (tensor<3x5x4xf32>) -> tensor<5x3x4xf32>
+  %d = stablehlo.dot_general %t, %y, contracting_dims = [2] x [0] : (tensor<5x3x4xf32>, tensor<4x2xf32>) -> tensor<5x3x2xf32>
+  return %d : tensor<5x3x2xf32>
+})";
+  std::vector<float> x(60), y(8);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) - 3;
+  for (size_t i = 0; i < y.size(); ++i) y[i] = static_cast<float>(i % 3) - 1;
+  ASSERT_OK_AND_ASSIGN(
+      auto out, RunText(text, {HostArray::Of(ElementType::kF32, {3, 5, 4}, x),
+                               HostArray::Of(ElementType::kF32, {4, 2}, y)}));
+  std::vector<float> got = out[0].As<float>();
+  for (int64_t a = 0; a < 5; ++a) {
+    for (int64_t b = 0; b < 3; ++b) {
+      for (int64_t n = 0; n < 2; ++n) {
+        float want = 0;
+        for (int64_t k = 0; k < 4; ++k)
+          want += x[(b * 5 + a) * 4 + k] * y[k * 2 + n];
+        EXPECT_EQ(got[(a * 3 + b) * 2 + n], want) << a << " " << b << " " << n;
+      }
+    }
+  }
+}
+
 TEST(DenseTest, EmptyDotFallsBackToKilnsKernel) {
   EXPECT_FALSE(CheckDot({{0, 8}, {8, 4}, {}, {}, {1}, {0}}, kF32, kF32, kF32));
   EXPECT_FALSE(CheckDot({{3, 0}, {0, 4}, {}, {}, {1}, {0}}, kF32, kF32, kF32));
