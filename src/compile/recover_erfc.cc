@@ -118,7 +118,8 @@ std::optional<Samples> Evaluate(const std::vector<ir::Operation*>& ops,
       }
       case OpCode::kBroadcastInDim:
         // Of a scalar constant only: its element everywhere.
-        if (n != 1 || op->operand(0)->type().NumElements() != 1) {
+        if (n != 1 || !op->operand(0)->type().IsTensor() ||
+            op->operand(0)->type().NumElements() != 1) {
           return std::nullopt;
         }
         out = in[0];
@@ -239,14 +240,6 @@ struct UnionFind {
 
 int RecoverInBlock(ir::Block& block) {
   const auto& ops = block.operations();
-  // The block's ops that read each value (a use inside an op's regions
-  // counts as that op's).
-  std::map<const ir::Value*, std::set<const ir::Operation*>> readers;
-  for (const auto& op : ops) {
-    ForEachNested(*op, [&](ir::Operation& inner) {
-      for (const ir::Value* v : inner.operands()) readers[v].insert(op.get());
-    });
-  }
   // Candidates: named ops other than constants, by position.
   std::vector<size_t> named;
   std::map<const ir::Operation*, size_t> index_of;
@@ -259,6 +252,14 @@ int RecoverInBlock(ir::Block& block) {
     named.push_back(i);
   }
   if (named.empty()) return 0;
+  // The block's ops that read each value (a use inside an op's regions
+  // counts as that op's).
+  std::map<const ir::Value*, std::set<const ir::Operation*>> readers;
+  for (const auto& op : ops) {
+    ForEachNested(*op, [&](ir::Operation& inner) {
+      for (const ir::Value* v : inner.operands()) readers[v].insert(op.get());
+    });
+  }
   UnionFind sets(named.size());
   for (size_t c = 0; c < named.size(); ++c) {
     for (const ir::Value* v : ops[named[c]]->operands()) {
