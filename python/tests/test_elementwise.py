@@ -326,3 +326,27 @@ def test_fused_expression():
     y = random_array((16,), np.float32, seed=21)
     check(lambda a, b: jnp.tanh(a * b + 1) * jnp.exp(-a * a) - jnp.log1p(b * b),
           x, y)
+
+
+def test_erfc_and_gelu_over_the_whole_range():
+    # Kiln runs JAX's expansion of erfc as one float erfc
+    # (src/compile/recover_erfc.h): against XLA:CPU, which runs the
+    # expansion itself, and against erfc in double, where Kiln's error is
+    # at most the expansion's (XLA's) plus a few ulps.
+    import scipy.special
+    x = np.concatenate([np.linspace(-12, 12, 24001),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan]]).astype(np.float32)
+    kiln_out, cpu_out = run_both(
+        lambda x: (lax.erfc(x), jax.nn.gelu(x, approximate=False)), x)
+    assert_close(kiln_out, cpu_out, rtol=1e-5, atol=1e-30)
+    wide = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):  # -inf * erfc(inf): NaN, skipped
+        exact = (scipy.special.erfc(wide),
+                 0.5 * wide * scipy.special.erfc(-wide / np.sqrt(2)))
+    for k, c, e in zip(kiln_out, cpu_out, exact):
+        finite = np.isfinite(e) & (np.abs(e) > 1e-30)
+        ulp = np.spacing(np.abs(e[finite]).astype(np.float32)).astype(np.float64)
+        kiln_ulps = np.abs(k[finite] - e[finite]) / ulp
+        cpu_ulps = np.abs(c[finite] - e[finite]) / ulp
+        assert kiln_ulps.max() <= cpu_ulps.max() + 4, (kiln_ulps.max(),
+                                                       cpu_ulps.max())

@@ -59,3 +59,25 @@ def test_no_trace_no_events_after_stop(kiln, tmp_path):
     assert len(files) == 1
     planes = _events_by_plane(files[0])
     assert not planes.get(f"/device:CUSTOM:{kiln.id}")
+
+
+def test_gelu_runs_one_erfc_rebuilt_from_jax_expansion(kiln, tmp_path):
+    # JAX sends chlo.erfc expanded into ~70 ops (a portable artifact holds
+    # no CHLO); Kiln compiles the expansion as one erfc
+    # (src/compile/recover_erfc.h). The trace's steps name the ops they
+    # run: the rebuilt chlo.erfc, and none of the expansion's exponentials.
+    @jax.jit
+    def gelu(x):
+        return jax.nn.gelu(x, approximate=False)
+
+    x = jax.device_put(np.linspace(-4, 4, 4096, dtype=np.float32), kiln)
+    gelu(x).block_until_ready()
+    with jax.profiler.trace(str(tmp_path)):
+        gelu(x).block_until_ready()
+    files = glob.glob(os.path.join(tmp_path, "**", "*.xplane.pb"),
+                      recursive=True)
+    steps = [name for line, name, _ in
+             _events_by_plane(files[0])[f"/device:CUSTOM:{kiln.id}"]
+             if line == "XLA Ops"]
+    assert any("chlo.erfc" in name for name in steps), steps
+    assert not any("stablehlo.exponential" in name for name in steps), steps
