@@ -474,6 +474,9 @@ bool ReadThroughTranspose(Lowering& lowering, const ir::Operation& op, int i,
   StatusOr<std::vector<int64_t>> permutation =
       IntsAttr(*transpose, "permutation");
   if (!source.ok() || !transposed.ok() || !permutation.ok()) return false;
+  // A transpose a dot lowered ahead (SwappingTranspose) has no copy: its
+  // operand, that dot's value, is bound to the transposed slot itself.
+  if (*source == *transposed) return false;
   const int64_t rank = lowering.shape(*source).rank();
   const std::vector<int64_t>& p = *permutation;
   if (static_cast<int64_t>(p.size()) != rank) return false;

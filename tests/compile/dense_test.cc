@@ -482,6 +482,55 @@ func.func @main(%x: tensor<3x5x4xf32>, %y: tensor<4x2xf32>) -> tensor<5x3x2xf32>
   }
 }
 
+// The transpose of a dot that the dot computes itself (its operands
+// swapped, TransposeOfDotIsTheDotOfSwappedOperands) has no copy to read
+// through: a dot reading that transpose reads its slot as it is.
+TEST(DenseTest, DotOfATransposedDotReadsTheTransposedValues) {
+  for (int64_t n : {4, 5}) {  // square: the slot's shape cannot tell
+    const std::string m = "4", k = "3", p = "2", ns = std::to_string(n);
+    const std::string text =
+        "func.func @main(%a: tensor<" + m + "x" + k + "xf32>, %b: tensor<" + k +
+        "x" + ns + "xf32>, %c: tensor<" + m + "x" + p + "xf32>) -> tensor<" +
+        ns + "x" + p +
+        "xf32> {\n"
+        "  %d1 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] "
+        ": (tensor<" +
+        m + "x" + k + "xf32>, tensor<" + k + "x" + ns + "xf32>) -> tensor<" +
+        m + "x" + ns +
+        "xf32>\n"
+        "  %t = stablehlo.transpose %d1, dims = [1, 0] : (tensor<" +
+        m + "x" + ns + "xf32>) -> tensor<" + ns + "x" + m +
+        "xf32>\n"
+        "  %d2 = stablehlo.dot_general %t, %c, contracting_dims = [1] x [0] "
+        ": (tensor<" +
+        ns + "x" + m + "xf32>, tensor<" + m + "x" + p + "xf32>) -> tensor<" +
+        ns + "x" + p +
+        "xf32>\n"
+        "  return %d2 : tensor<" +
+        ns + "x" + p + "xf32>\n}\n";
+    std::vector<float> a(4 * 3), b(3 * n), c(4 * 2);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 5) - 2;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 4) - 1;
+    for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<float>(i % 3) - 1;
+    ASSERT_OK_AND_ASSIGN(
+        auto out, RunText(text, {HostArray::Of(ElementType::kF32, {4, 3}, a),
+                                 HostArray::Of(ElementType::kF32, {3, n}, b),
+                                 HostArray::Of(ElementType::kF32, {4, 2}, c)}));
+    std::vector<float> got = out[0].As<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < 2; ++j) {
+        float want = 0;  // ((a b)^T c)[i][j]
+        for (int64_t r = 0; r < 4; ++r) {
+          float ab = 0;
+          for (int64_t q = 0; q < 3; ++q) ab += a[r * 3 + q] * b[q * n + i];
+          want += ab * c[r * 2 + j];
+        }
+        EXPECT_EQ(got[i * 2 + j], want) << n << ": " << i << " " << j;
+      }
+    }
+  }
+}
+
 TEST(DenseTest, EmptyDotFallsBackToKilnsKernel) {
   EXPECT_FALSE(CheckDot({{0, 8}, {8, 4}, {}, {}, {1}, {0}}, kF32, kF32, kF32));
   EXPECT_FALSE(CheckDot({{3, 0}, {0, 4}, {}, {}, {1}, {0}}, kF32, kF32, kF32));
