@@ -1,7 +1,6 @@
 #include "compile/recover_erfc.h"
 
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -9,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "exec/kernels/element.h"
 #include "ir/attributes.h"
-#include "ir/float_bits.h"
 
 namespace kiln::compile {
 namespace {
@@ -61,11 +60,11 @@ std::optional<double> SplatValue(const ir::Operation& op) {
     return std::nullopt;
   }
   const std::string& data = value.dense_data();
-  const size_t bytes = static_cast<size_t>(ir::StorageBytes(element));
-  if (data.size() != bytes) return std::nullopt;
-  uint64_t bits = 0;
-  std::memcpy(&bits, data.data(), bytes);  // little-endian, as stored
-  return ir::DecodeFloat(element, bits);
+  if (data.size() != static_cast<size_t>(ir::StorageBytes(element))) {
+    return std::nullopt;
+  }
+  return exec::LoadDouble(element,
+                          reinterpret_cast<const std::byte*>(data.data()), 0);
 }
 
 // Points across erfc's range: both branches of every expansion (|x| below
@@ -105,77 +104,79 @@ std::optional<Samples> Evaluate(const std::vector<ir::Operation*>& ops,
       in.push_back(std::move(*one));
     }
     Samples out(kNumSamples);
-    auto each = [&](auto f) {
-      for (size_t s = 0; s < kNumSamples; ++s) out[s] = f(s);
+    // out = f(operands...) element by element, for an op of that arity.
+    auto unary = [&](auto f) {
+      if (in.size() != 1) return false;
+      for (size_t s = 0; s < kNumSamples; ++s) out[s] = f(in[0][s]);
+      return true;
     };
-    const size_t n = in.size();
+    auto binary = [&](auto f) {
+      if (in.size() != 2) return false;
+      for (size_t s = 0; s < kNumSamples; ++s) out[s] = f(in[0][s], in[1][s]);
+      return true;
+    };
+    auto ternary = [&](auto f) {
+      if (in.size() != 3) return false;
+      for (size_t s = 0; s < kNumSamples; ++s) {
+        out[s] = f(in[0][s], in[1][s], in[2][s]);
+      }
+      return true;
+    };
+    bool evaluated = false;
     switch (op->code()) {
       case OpCode::kConstant: {
         std::optional<double> splat = SplatValue(*op);
-        if (!splat) return std::nullopt;
-        each([&](size_t) { return *splat; });
+        if (splat) out.assign(kNumSamples, *splat);
+        evaluated = splat.has_value();
         break;
       }
       case OpCode::kBroadcastInDim:
         // Of a scalar constant only: its element everywhere.
-        if (n != 1 || !op->operand(0)->type().IsTensor() ||
-            op->operand(0)->type().NumElements() != 1) {
-          return std::nullopt;
-        }
-        out = in[0];
+        evaluated = op->operand(0)->type().IsTensor() &&
+                    op->operand(0)->type().NumElements() == 1 &&
+                    unary([](double a) { return a; });
         break;
       case OpCode::kAdd:
-        if (n != 2) return std::nullopt;
-        each([&](size_t s) { return in[0][s] + in[1][s]; });
+        evaluated = binary([](double a, double b) { return a + b; });
         break;
       case OpCode::kSubtract:
-        if (n != 2) return std::nullopt;
-        each([&](size_t s) { return in[0][s] - in[1][s]; });
+        evaluated = binary([](double a, double b) { return a - b; });
         break;
       case OpCode::kMultiply:
-        if (n != 2) return std::nullopt;
-        each([&](size_t s) { return in[0][s] * in[1][s]; });
+        evaluated = binary([](double a, double b) { return a * b; });
         break;
       case OpCode::kDivide:
-        if (n != 2) return std::nullopt;
-        each([&](size_t s) { return in[0][s] / in[1][s]; });
+        evaluated = binary([](double a, double b) { return a / b; });
         break;
       case OpCode::kMaximum:
-        if (n != 2) return std::nullopt;
-        each([&](size_t s) { return std::fmax(in[0][s], in[1][s]); });
+        evaluated = binary([](double a, double b) { return std::fmax(a, b); });
         break;
       case OpCode::kMinimum:
-        if (n != 2) return std::nullopt;
-        each([&](size_t s) { return std::fmin(in[0][s], in[1][s]); });
+        evaluated = binary([](double a, double b) { return std::fmin(a, b); });
         break;
       case OpCode::kNegate:
-        if (n != 1) return std::nullopt;
-        each([&](size_t s) { return -in[0][s]; });
+        evaluated = unary([](double a) { return -a; });
         break;
       case OpCode::kAbs:
-        if (n != 1) return std::nullopt;
-        each([&](size_t s) { return std::fabs(in[0][s]); });
+        evaluated = unary([](double a) { return std::fabs(a); });
         break;
       case OpCode::kExponential:
-        if (n != 1) return std::nullopt;
-        each([&](size_t s) { return std::exp(in[0][s]); });
+        evaluated = unary([](double a) { return std::exp(a); });
         break;
-      case OpCode::kClamp:
-        if (n != 3) return std::nullopt;
-        each([&](size_t s) {
-          return std::fmin(std::fmax(in[1][s], in[0][s]), in[2][s]);
+      case OpCode::kClamp:  // clamp(min, operand, max)
+        evaluated = ternary([](double lo, double a, double hi) {
+          return std::fmin(std::fmax(a, lo), hi);
         });
         break;
       case OpCode::kSelect:
-        if (n != 3) return std::nullopt;
-        each([&](size_t s) { return in[0][s] != 0 ? in[1][s] : in[2][s]; });
+        evaluated = ternary(
+            [](double c, double a, double b) { return c != 0 ? a : b; });
         break;
       case OpCode::kCompare: {
         ir::Attribute direction = op->GetAttr("comparison_direction");
-        if (n != 2 || !direction.is(ir::AttrKind::kEnum)) return std::nullopt;
+        if (!direction.is(ir::AttrKind::kEnum)) break;
         const int64_t d = direction.enum_value();
-        each([&](size_t s) -> double {
-          const double a = in[0][s], b = in[1][s];
+        evaluated = binary([d](double a, double b) -> double {
           switch (d) {
             case ir::kEQ:
               return a == b;
@@ -196,8 +197,9 @@ std::optional<Samples> Evaluate(const std::vector<ir::Operation*>& ops,
         break;
       }
       default:
-        return std::nullopt;
+        break;
     }
+    if (!evaluated) return std::nullopt;
     values[op->result(0)] = std::move(out);
   }
   auto it = values.find(output);
@@ -211,19 +213,6 @@ bool AgreesWithErfc(const Samples& got) {
     if (!(std::fabs(got[s] - want) <= 1e-5 * want + 1e-30)) return false;
   }
   return true;
-}
-
-// Every op nested in `op` (its regions), then `op` itself.
-void ForEachNested(ir::Operation& op,
-                   const std::function<void(ir::Operation&)>& visit) {
-  for (int r = 0; r < op.num_regions(); ++r) {
-    for (const auto& block : op.region(r).blocks()) {
-      for (const auto& inner : block->operations()) {
-        ForEachNested(*inner, visit);
-      }
-    }
-  }
-  visit(op);
 }
 
 struct UnionFind {
@@ -256,7 +245,7 @@ int RecoverInBlock(ir::Block& block) {
   // counts as that op's).
   std::map<const ir::Value*, std::set<const ir::Operation*>> readers;
   for (const auto& op : ops) {
-    ForEachNested(*op, [&](ir::Operation& inner) {
+    op->Walk([&](ir::Operation& inner) {
       for (const ir::Value* v : inner.operands()) readers[v].insert(op.get());
     });
   }
@@ -312,7 +301,7 @@ int RecoverInBlock(ir::Block& block) {
         static_cast<size_t>(block.IndexOf(last)), std::move(erfc));
     for (const auto& op : ops) {
       if (in_component.count(op.get()) != 0) continue;
-      ForEachNested(*op, [&](ir::Operation& inner) {
+      op->Walk([&](ir::Operation& inner) {
         for (int i = 0; i < inner.num_operands(); ++i) {
           if (inner.operand(i) == y) inner.SetOperand(i, made->result(0));
         }
@@ -330,7 +319,7 @@ int RecoverInBlock(ir::Block& block) {
   }
   std::set<const ir::Value*> still_read;
   for (const auto& op : kept) {
-    ForEachNested(*op, [&](ir::Operation& inner) {
+    op->Walk([&](ir::Operation& inner) {
       for (const ir::Value* v : inner.operands()) still_read.insert(v);
     });
   }
@@ -343,17 +332,6 @@ int RecoverInBlock(ir::Block& block) {
   }
   block.SetOperations(std::move(live));
   return rebuilt;
-}
-
-void CollectBlocks(ir::Operation& op, std::vector<ir::Block*>& blocks) {
-  for (int r = 0; r < op.num_regions(); ++r) {
-    for (const auto& block : op.region(r).blocks()) {
-      blocks.push_back(block.get());
-      for (const auto& inner : block->operations()) {
-        CollectBlocks(*inner, blocks);
-      }
-    }
-  }
 }
 
 }  // namespace
@@ -369,8 +347,16 @@ bool NamesErfc(const ir::Module& module) {
 }
 
 int RecoverErfc(ir::Module& module) {
+  // Every block first: rebuilding changes a block's op list, not the
+  // blocks nested in it.
   std::vector<ir::Block*> blocks;
-  CollectBlocks(module.op(), blocks);
+  module.op().Walk([&](ir::Operation& op) {
+    for (int r = 0; r < op.num_regions(); ++r) {
+      for (const auto& block : op.region(r).blocks()) {
+        blocks.push_back(block.get());
+      }
+    }
+  });
   int rebuilt = 0;
   for (ir::Block* block : blocks) rebuilt += RecoverInBlock(*block);
   return rebuilt;

@@ -2554,11 +2554,12 @@ class Partitioner {
     const Type& rhs_type = GlobalType(rhs);
     if (!lhs_type.HasStaticShape() || !rhs_type.HasStaticShape()) return false;
     const size_t devices = target_.num_partitions;
-    auto whole = [&](const Type& type) { return WholeLayout(type.rank()); };
-    TileLayout lhs_layout =
-        lhs_it != tiled_.end() ? lhs_it->second.layout : whole(lhs_type);
-    TileLayout rhs_layout =
-        rhs_it != tiled_.end() ? rhs_it->second.layout : whole(rhs_type);
+    TileLayout lhs_layout = lhs_it != tiled_.end()
+                                ? lhs_it->second.layout
+                                : WholeLayout(lhs_type.rank());
+    TileLayout rhs_layout = rhs_it != tiled_.end()
+                                ? rhs_it->second.layout
+                                : WholeLayout(rhs_type.rank());
     // A whole operand takes the other's cuts of the paired dimensions.
     auto pair_cuts = [&](TileLayout& to, const TileLayout& from,
                          const std::vector<int64_t>& to_dims,

@@ -879,39 +879,31 @@ StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
   return prepared;
 }
 
-namespace {
-
-// Starts a run that meets no peers: inline when it is small and its inputs
-// are ready, else on its device's queue when they are.
-void StartAlone(std::shared_ptr<Run> run, std::shared_ptr<WorkQueue> queue,
-                std::shared_ptr<Event> inputs_ready, bool runs_inline) {
-  if (runs_inline && inputs_ready->IsReady() && inputs_ready->status().ok()) {
-    Finish(std::move(run));
-    return;
-  }
-  inputs_ready->OnReady([run = std::move(run), queue = std::move(queue)](
-                            const Status& status) mutable {
-    if (!status.ok()) {
-      Fail(std::move(run), status);
-      return;
-    }
-    queue->Enqueue(
-        [run = std::move(run)]() mutable { Finish(std::move(run)); });
-  });
-}
-
-}  // namespace
-
 void Executable::Register(Prepared& prepared) const {
   prepared.run->control.Register(client_runs_, this, prepared.result.outputs);
 }
 
 void Executable::Start(Prepared& prepared) const {
-  // A run that goes inline now ends before Execute returns: nothing can
-  // cancel it (it has no loops), so it skips the client's registry.
-  if (!runs_inline_ || !prepared.inputs_ready->IsReady()) Register(prepared);
-  StartAlone(std::move(prepared.run), std::move(prepared.queue),
-             std::move(prepared.inputs_ready), runs_inline_);
+  // Small and its inputs ready: inline, ending before Execute returns, so
+  // nothing can cancel it (it has no loops) and it skips the client's
+  // registry.
+  const std::shared_ptr<Event>& inputs_ready = prepared.inputs_ready;
+  if (runs_inline_ && inputs_ready->IsReady() && inputs_ready->status().ok()) {
+    Finish(std::move(prepared.run));
+    return;
+  }
+  // Else on its device's queue once its inputs are ready.
+  Register(prepared);
+  inputs_ready->OnReady(
+      [run = std::move(prepared.run),
+       queue = std::move(prepared.queue)](const Status& status) mutable {
+        if (!status.ok()) {
+          Fail(std::move(run), status);
+          return;
+        }
+        queue->Enqueue(
+            [run = std::move(run)]() mutable { Finish(std::move(run)); });
+      });
 }
 
 Status Executable::JoinLaunch(int64_t launch_id,

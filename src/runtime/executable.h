@@ -226,7 +226,9 @@ class Executable {
   StatusOr<std::unique_ptr<Prepared>> Prepare(ExecuteRequest request) const;
   // Links the run into the client's registry (run_registry.h).
   void Register(Prepared& prepared) const;
-  // Starts a run that meets no peers (registered unless it runs inline).
+  // Starts a run that meets no peers: inline when it is small and its
+  // inputs are ready, else (registered) on its device's queue when they
+  // are.
   void Start(Prepared& prepared) const;
   // Joins `prepared` to the launch `launch_id`; starts it when complete.
   Status JoinLaunch(int64_t launch_id,

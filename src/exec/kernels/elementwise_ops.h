@@ -209,16 +209,13 @@ struct Erfc {
 // erfc at the accuracy of a float expansion of it (fast::ErfcSingle), for
 // the erfc that compile/recover_erfc.h rebuilds from one; other types as
 // Erfc.
-struct ErfcSingle {
+struct ErfcSingle : Erfc {
+  using Erfc::Apply;
   // Forced inline: GCC, left to itself, calls this one (the longest of the
   // float functions) out of line from the kernel's loop, one element a
   // call, and the loop stops being vectorized.
   KILN_FAST_MATH static float Apply(float x, int) {
     return fast::ErfcSingle(x);
-  }
-  template <Float T>
-  static T Apply(T x, int) {
-    return ViaDouble(x, [](double v) { return std::erfc(v); });
   }
 };
 KILN_FLOAT_FN(ErfInv, ::kiln::exec::ErfInv(v))

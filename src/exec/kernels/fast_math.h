@@ -262,7 +262,7 @@ KILN_FAST_MATH float Erfc(float x) {
 // compile/recover_erfc.h recognizes), so it answers to that expansion's
 // accuracy rather than Erfc's. It is the same two branches, each cheaper
 // than Erfc's double ones: 1 - erf for |x| < 1 (as the expansion, within
-// about 5 ulps near 1, where the subtraction magnifies erf's rounding),
+// 9 ulps near 1, where the subtraction magnifies erf's rounding),
 // and e^(-x^2) R(1/x) beyond, where x^2 is split into its rounded value
 // and that rounding's error (Dekker's product), so that e^(-x^2) keeps its
 // precision up to where erfc underflows; the expansion rounds x^2 first
