@@ -13,10 +13,11 @@
 // whole, so a source computed in the same run would not be complete yet.
 //
 // Then a reduction of trailing dimensions (exec/kernels/row_reduce.h)
-// that directly follows an elementwise step (fused or not) and is the
-// only reader of the value it reduces takes that step as its producer:
-// the value is computed row by row into a per-thread buffer and never
-// written to memory.
+// that directly follows an elementwise step (fused or not) takes that
+// step as its producer: the value it reduces is computed row by row into
+// a per-thread buffer and never written to memory, or, where steps after
+// the reduction read it too (softmax's exponentials), written as it is
+// reduced instead of read back.
 #include <functional>
 #include <map>
 #include <memory>
@@ -41,6 +42,9 @@ constexpr int64_t kMinFusedElements = 64;
 constexpr size_t kMaxHoistedSteps = 8;
 // The most steps one fused kernel takes.
 constexpr size_t kMaxFusedSteps = 512;
+// The shortest rows a reduction takes a producer for whose operand is
+// also written for later readers.
+constexpr int64_t kMinWrittenRowLength = 64;
 
 const ElementwiseKernel* AsElementwise(const exec::Step& step) {
   const auto* kernel =
@@ -149,10 +153,10 @@ void Lowering::FuseElementwiseSteps() {
     };
     note_outputs(begin);
     // Run members in order; `end` is one past the last. Elementwise steps
-    // over another number of elements that read nothing the run made
-    // (batch norm's per-channel scale between the subtraction of the mean
-    // and the multiplication) are stepped over and run before the fused
-    // step, so that the run goes on after them.
+    // over fewer elements that read nothing the run made (batch norm's
+    // per-channel scale between the subtraction of the mean and the
+    // multiplication) are stepped over and run before the fused step, so
+    // that the run goes on after them.
     std::vector<size_t> members = {begin};
     std::vector<size_t> hoisted;
     size_t end = begin + 1;
@@ -174,7 +178,12 @@ void Lowering::FuseElementwiseSteps() {
         }
       }
       if (next->count() != first->count()) {
-        if (reads_run || hoisted.size() >= kMaxHoistedSteps) break;
+        // Only smaller steps are stepped over: a larger one would be taken
+        // out of the run it starts itself, and run alone, unfused.
+        if (reads_run || next->count() > first->count() ||
+            hoisted.size() >= kMaxHoistedSteps) {
+          break;
+        }
         bool fresh = true;  // its outputs are new arrays of its own
         for (SlotId id : step.outputs) {
           fresh = fresh && alias_root_[id] == id &&
@@ -370,6 +379,7 @@ void Lowering::FuseRowReductions(
       const exec::RowReduceParams* rows =
           exec::RowReduceParamsOf(*reduce.kernel);
       int reduced = -1;
+      bool write_reduced = false;
       if (elementwise != nullptr && rows != nullptr &&
           elementwise->count() == rows->rows * rows->row_length &&
           elementwise->count() >= kMinFusedElements &&
@@ -379,10 +389,13 @@ void Lowering::FuseRowReductions(
         for (size_t j = 0; j < producer.outputs.size(); ++j) {
           if (producer.outputs[j] == operand) reduced = static_cast<int>(j);
         }
-        // The operand must be an ordinary scratch value read by no one
-        // after the reduction.
+        // An ordinary scratch value read by no one after the reduction
+        // lives only in the reduction's buffer; any other is written as it
+        // is reduced, which spares the reduction reading it back. Its rows
+        // must be long enough to amortize a producer call per row.
         if (reduced >= 0 && !ScratchDeadAfter(operand, indices[k + 1])) {
-          reduced = -1;
+          write_reduced = true;
+          if (rows->row_length < kMinWrittenRowLength) reduced = -1;
         }
       }
       if (reduced >= 0) {
@@ -390,7 +403,7 @@ void Lowering::FuseRowReductions(
         step.inputs = producer.inputs;
         step.inputs.push_back(reduce.inputs[1]);
         for (size_t j = 0; j < producer.outputs.size(); ++j) {
-          if (static_cast<int>(j) != reduced) {
+          if (static_cast<int>(j) != reduced || write_reduced) {
             step.outputs.push_back(producer.outputs[j]);
           }
         }
@@ -402,14 +415,17 @@ void Lowering::FuseRowReductions(
             first_def_[root] = std::min(first_def_[root], indices[k]);
           }
         }
-        first_def_[producer.outputs[reduced]] = -1;  // never in memory
+        if (!write_reduced) {
+          first_def_[producer.outputs[reduced]] = -1;  // never in memory
+        }
         step.where = producer.where.rfind("fusion of", 0) == 0
                          ? producer.where + "; " + reduce.where
                          : "fusion of " + producer.where + "; " + reduce.where;
         auto* kernel =
             static_cast<ElementwiseKernel*>(producer.kernel.release());
         step.kernel = exec::MakeFusedRowReduceKernel(
-            *rows, std::unique_ptr<ElementwiseKernel>(kernel), reduced);
+            *rows, std::unique_ptr<ElementwiseKernel>(kernel), reduced,
+            write_reduced);
         out.push_back(std::move(step));
         out_indices.push_back(indices[k]);
         out_last.push_back(indices[k + 1]);

@@ -59,20 +59,29 @@ TEST(FusionTest, ElementwiseChainMatchesUnfusedAndAnIndependentLoop) {
   std::string n = std::to_string(kOdd);
   std::string t = "tensor<" + n + "xf32>";
   std::string text = R"(
-func.func @main(%x: )" + t + R"(, %y: )" + t + R"() -> ()" + t + ", " + t +
+func.func @main(%x: )" +
+                     t + R"(, %y: )" + t + R"() -> ()" + t + ", " + t +
                      R"() {
   %c = stablehlo.constant dense<1.5> : tensor<f32>
-  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> )" + t +
+  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> )" +
+                     t +
                      R"(
-  %a = stablehlo.multiply %x, %cb : )" + t + R"(
-  %b = stablehlo.add %a, %y : )" + t + R"(
-  %e = stablehlo.exponential %b : )" + t + R"(
-  %l = stablehlo.log_plus_one %e : )" + t + R"(
-  %th = stablehlo.tanh %l : )" + t + R"(
-  %cmp = stablehlo.compare GT, %th, %a : ()" + t + ", " + t + R"() -> tensor<)" +
-                     n + R"(xi1>
-  %s = stablehlo.select %cmp, %th, %b : tensor<)" + n + R"(xi1>, )" + t + R"(
-  return %s, %b : )" + t + ", " + t + R"(
+  %a = stablehlo.multiply %x, %cb : )" +
+                     t + R"(
+  %b = stablehlo.add %a, %y : )" +
+                     t + R"(
+  %e = stablehlo.exponential %b : )" +
+                     t + R"(
+  %l = stablehlo.log_plus_one %e : )" +
+                     t + R"(
+  %th = stablehlo.tanh %l : )" +
+                     t + R"(
+  %cmp = stablehlo.compare GT, %th, %a : ()" +
+                     t + ", " + t + R"() -> tensor<)" + n + R"(xi1>
+  %s = stablehlo.select %cmp, %th, %b : tensor<)" +
+                     n + R"(xi1>, )" + t + R"(
+  return %s, %b : )" +
+                     t + ", " + t + R"(
 })";
   std::vector<float> x = RandomFloats(kOdd, 1), y = RandomFloats(kOdd, 2);
   std::vector<HostArray> inputs = {HostArray::Of(ElementType::kF32, {kOdd}, x),
@@ -106,22 +115,31 @@ TEST(FusionTest, BroadcastScalarsAreReadAsScalars) {
     std::string s = std::string("tensor<") + type + ">";
     std::string b = "tensor<" + n + "xi1>";
     auto broadcast = [&](const std::string& name, const std::string& value) {
-      return "  %" + name + "0 = stablehlo.constant dense<" + value + "> : " +
-             s + "\n  %" + name + " = stablehlo.broadcast_in_dim %" + name +
-             "0, dims = [] : (" + s + ") -> " + t + "\n";
+      return "  %" + name + "0 = stablehlo.constant dense<" + value +
+             "> : " + s + "\n  %" + name + " = stablehlo.broadcast_in_dim %" +
+             name + "0, dims = [] : (" + s + ") -> " + t + "\n";
     };
     std::string text = "func.func @main(%x: " + t + ") -> " + t + " {\n" +
                        broadcast("two", "2.0") + broadcast("half", "0.5") +
                        broadcast("zero", "0.0") + R"(
-  %a = stablehlo.subtract %two, %x : )" + t + R"(
-  %d = stablehlo.divide %a, %half : )" + t + R"(
-  %q = stablehlo.divide %two, %d : )" + t + R"(
-  %lt = stablehlo.compare LT, %q, %zero : ()" + t + ", " + t + ") -> " + b + R"(
-  %gt = stablehlo.compare GT, %half, %x : ()" + t + ", " + t + ") -> " + b + R"(
-  %s1 = stablehlo.select %lt, %zero, %q : )" + b + ", " + t + R"(
-  %s2 = stablehlo.select %gt, %s1, %two : )" + b + ", " + t + R"(
-  %m = stablehlo.negate %half : )" + t + R"(
-  %r = stablehlo.add %s2, %m : )" + t + R"(
+  %a = stablehlo.subtract %two, %x : )" +
+                       t + R"(
+  %d = stablehlo.divide %a, %half : )" +
+                       t + R"(
+  %q = stablehlo.divide %two, %d : )" +
+                       t + R"(
+  %lt = stablehlo.compare LT, %q, %zero : ()" +
+                       t + ", " + t + ") -> " + b + R"(
+  %gt = stablehlo.compare GT, %half, %x : ()" +
+                       t + ", " + t + ") -> " + b + R"(
+  %s1 = stablehlo.select %lt, %zero, %q : )" +
+                       b + ", " + t + R"(
+  %s2 = stablehlo.select %gt, %s1, %two : )" +
+                       b + ", " + t + R"(
+  %m = stablehlo.negate %half : )" +
+                       t + R"(
+  %r = stablehlo.add %s2, %m : )" +
+                       t + R"(
   return %r : )" + t + R"(
 })";
     std::vector<float> x = RandomFloats(kOdd, 11);
@@ -160,27 +178,43 @@ TEST(FusionTest, ArithmeticChainsGiveTheUnfusedBits) {
     return "  %" + name + " = stablehlo.constant dense<" + value + "> : " + t +
            "\n";
   };
-  std::string text = "func.func @main(%x: " + t + ", %y: " + t + ") -> (" +
-                     t + ", " + t + ") {\n" + splat("c0", "7.8538615e-05") +
+  std::string text = "func.func @main(%x: " + t + ", %y: " + t + ") -> (" + t +
+                     ", " + t + ") {\n" + splat("c0", "7.8538615e-05") +
                      splat("c1", "-8.0101937e-04") +
                      splat("c2", "5.1883277e-03") +
                      splat("c3", "-2.6853813e-02") + splat("one", "1.0") + R"(
-  %x2 = stablehlo.multiply %x, %x : )" + t + R"(
-  %p0 = stablehlo.multiply %c0, %x2 : )" + t + R"(
-  %p1 = stablehlo.add %p0, %c1 : )" + t + R"(
-  %p2 = stablehlo.multiply %p1, %x2 : )" + t + R"(
-  %p3 = stablehlo.add %p2, %c2 : )" + t + R"(
-  %p4 = stablehlo.multiply %p3, %x2 : )" + t + R"(
-  %p5 = stablehlo.add %p4, %c3 : )" + t + R"(
-  %q0 = stablehlo.subtract %one, %p5 : )" + t + R"(
-  %q1 = stablehlo.divide %y, %q0 : )" + t + R"(
-  %q2 = stablehlo.multiply %q1, %q1 : )" + t + R"(
-  %q3 = stablehlo.divide %q2, %x : )" + t + R"(
-  %q4 = stablehlo.subtract %q3, %y : )" + t + R"(
-  %r0 = stablehlo.add %q4, %x : )" + t + R"(
-  %r1 = stablehlo.multiply %r0, %c2 : )" + t + R"(
-  %r2 = stablehlo.subtract %r1, %q4 : )" + t + R"(
-  return %r2, %p3 : )" + t + ", " + t + R"(
+  %x2 = stablehlo.multiply %x, %x : )" +
+                     t + R"(
+  %p0 = stablehlo.multiply %c0, %x2 : )" +
+                     t + R"(
+  %p1 = stablehlo.add %p0, %c1 : )" +
+                     t + R"(
+  %p2 = stablehlo.multiply %p1, %x2 : )" +
+                     t + R"(
+  %p3 = stablehlo.add %p2, %c2 : )" +
+                     t + R"(
+  %p4 = stablehlo.multiply %p3, %x2 : )" +
+                     t + R"(
+  %p5 = stablehlo.add %p4, %c3 : )" +
+                     t + R"(
+  %q0 = stablehlo.subtract %one, %p5 : )" +
+                     t + R"(
+  %q1 = stablehlo.divide %y, %q0 : )" +
+                     t + R"(
+  %q2 = stablehlo.multiply %q1, %q1 : )" +
+                     t + R"(
+  %q3 = stablehlo.divide %q2, %x : )" +
+                     t + R"(
+  %q4 = stablehlo.subtract %q3, %y : )" +
+                     t + R"(
+  %r0 = stablehlo.add %q4, %x : )" +
+                     t + R"(
+  %r1 = stablehlo.multiply %r0, %c2 : )" +
+                     t + R"(
+  %r2 = stablehlo.subtract %r1, %q4 : )" +
+                     t + R"(
+  return %r2, %p3 : )" +
+                     t + ", " + t + R"(
 })";
   std::vector<float> x = RandomFloats(kOdd, 13), y = RandomFloats(kOdd, 14);
   std::vector<HostArray> inputs = {HostArray::Of(ElementType::kF32, {kOdd}, x),
@@ -314,13 +348,14 @@ func.func @main(%x: tensor<128x128xf32>) -> tensor<128x128xf32> {
       text, {HostArray::Of(ElementType::kF32, {128, 128}, x)});
   ASSERT_NE(plan, nullptr);
   EXPECT_EQ(plan->main().steps.size(), 2u);
-  ASSERT_OK_AND_ASSIGN(auto out,
-                       RunPlan(*plan, {HostArray::Of(ElementType::kF32,
-                                                     {128, 128}, x)}));
+  ASSERT_OK_AND_ASSIGN(
+      auto out,
+      RunPlan(*plan, {HostArray::Of(ElementType::kF32, {128, 128}, x)}));
   std::vector<float> b = out[0].As<float>();
   for (int i = 0; i < 128; i += 7) {
     for (int j = 0; j < 128; j += 5) {
-      EXPECT_EQ(b[i * 128 + j], (x[j * 128 + i] + x[j * 128 + i]) * x[i * 128 + j]);
+      EXPECT_EQ(b[i * 128 + j],
+                (x[j * 128 + i] + x[j * 128 + i]) * x[i * 128 + j]);
     }
   }
 }
@@ -413,9 +448,9 @@ func.func @main(%x: tensor<4194304xf32>) -> tensor<4194304xf32> {
   }
   EXPECT_LE(constant_bytes, 64);
   EXPECT_EQ(plan->arena_bytes(), 0);
-  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, {HostArray::Of(
-                                                    ElementType::kF32,
-                                                    {4194304}, x)}));
+  ASSERT_OK_AND_ASSIGN(
+      auto out,
+      RunPlan(*plan, {HostArray::Of(ElementType::kF32, {4194304}, x)}));
   std::vector<float> got = out[0].As<float>();
   for (size_t i = 0; i < x.size(); i += 4099) EXPECT_EQ(got[i], x[i] * 2.5f);
 }
@@ -459,9 +494,122 @@ func.func @main(%x: tensor<64x3000xf32>) -> (tensor<64x3000xf32>, tensor<64xf32>
       sum += std::exp(d);
       squares += d * d;
     }
-    EXPECT_NEAR(p[r * 3000 + 17], std::exp(x[r * 3000 + 17] - max) / sum,
-                1e-6);
+    EXPECT_NEAR(p[r * 3000 + 17], std::exp(x[r * 3000 + 17] - max) / sum, 1e-6);
     EXPECT_NEAR(v[r], squares, 1e-4 * squares);
+  }
+}
+
+TEST(FusionTest, AReducedValueThatIsReadLaterIsWrittenAsItIsReduced) {
+  // Softmax as jax.nn.softmax writes it after a scaling: %s is read by the
+  // maximum and by the subtraction, %e by the sum and the division. Each
+  // reduction takes its producer and writes the value as it reduces it:
+  // three steps over the scores instead of five. Rows of 100 (several
+  // rows per producer call, 97 rows not a multiple of them, and no whole
+  // number of 16 lanes).
+  std::string text = R"(
+func.func @main(%x: tensor<97x100xf32>) -> tensor<97x100xf32> {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %eight = stablehlo.constant dense<8.0> : tensor<97x100xf32>
+  %s = stablehlo.divide %x, %eight : tensor<97x100xf32>
+  %m = stablehlo.reduce(%s init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<97x100xf32>, tensor<f32>) -> tensor<97xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<97xf32>) -> tensor<97x100xf32>
+  %d = stablehlo.subtract %s, %mb : tensor<97x100xf32>
+  %e = stablehlo.exponential %d : tensor<97x100xf32>
+  %sum = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<97x100xf32>, tensor<f32>) -> tensor<97xf32>
+  %sb = stablehlo.broadcast_in_dim %sum, dims = [0] : (tensor<97xf32>) -> tensor<97x100xf32>
+  %p = stablehlo.divide %e, %sb : tensor<97x100xf32>
+  return %p : tensor<97x100xf32>
+})";
+  std::vector<float> x = RandomFloats(97 * 100, 12);
+  std::vector<HostArray> inputs = {
+      HostArray::Of(ElementType::kF32, {97, 100}, x)};
+  auto plan = ExpectFusedMatchesUnfused(text, inputs);
+  ASSERT_NE(plan, nullptr);
+  int over_scores = 0, reducing = 0;
+  std::string steps;
+  for (const exec::Step& step : plan->main().steps) {
+    steps += step.where + "\n";
+    bool reduces = step.where.find("stablehlo.reduce") != std::string::npos;
+    if (reduces || step.where.find("stablehlo.divide") != std::string::npos) {
+      ++over_scores;
+    }
+    if (reduces) {
+      ++reducing;
+      // Each reduction runs with the step that computes its operand.
+      EXPECT_EQ(step.where.rfind("fusion of", 0), 0u) << steps;
+    }
+  }
+  EXPECT_EQ(reducing, 2) << steps;
+  EXPECT_EQ(over_scores, 3) << steps;
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, inputs));
+  std::vector<float> p = out[0].As<float>();
+  for (int r = 0; r < 97; r += 4) {
+    double max = -INFINITY, sum = 0;
+    for (int i = 0; i < 100; ++i)
+      max = std::max<double>(max, x[r * 100 + i] / 8.0);
+    for (int i = 0; i < 100; ++i) sum += std::exp(x[r * 100 + i] / 8.0 - max);
+    for (int i = 0; i < 100; i += 13) {
+      EXPECT_NEAR(p[r * 100 + i], std::exp(x[r * 100 + i] / 8.0 - max) / sum,
+                  1e-6);
+    }
+  }
+}
+
+TEST(FusionTest, ASmallerRunDoesNotStepOverALargerStep) {
+  // Layer norm as JAX writes it: after the variance, the subtraction of
+  // the mean over the whole input comes before the per-row steps (add the
+  // epsilon, rsqrt). The per-row run must not take the subtraction out of
+  // the whole-input run that follows it: the output is one fused step
+  // that subtracts, scales and shifts.
+  std::string text = R"(
+func.func @main(%x: tensor<64x768xf32>, %scale: tensor<768xf32>) -> tensor<64x768xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %n = stablehlo.constant dense<768.0> : tensor<64xf32>
+  %eps = stablehlo.constant dense<1.0e-6> : tensor<64xf32>
+  %sum = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<64x768xf32>, tensor<f32>) -> tensor<64xf32>
+  %mean = stablehlo.divide %sum, %n : tensor<64xf32>
+  %mb = stablehlo.broadcast_in_dim %mean, dims = [0] : (tensor<64xf32>) -> tensor<64x768xf32>
+  %c = stablehlo.subtract %x, %mb : tensor<64x768xf32>
+  %sq = stablehlo.multiply %c, %c : tensor<64x768xf32>
+  %ss = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<64x768xf32>, tensor<f32>) -> tensor<64xf32>
+  %var = stablehlo.divide %ss, %n : tensor<64xf32>
+  %mb2 = stablehlo.broadcast_in_dim %mean, dims = [0] : (tensor<64xf32>) -> tensor<64x768xf32>
+  %c2 = stablehlo.subtract %x, %mb2 : tensor<64x768xf32>
+  %ve = stablehlo.add %var, %eps : tensor<64xf32>
+  %r = stablehlo.rsqrt %ve : tensor<64xf32>
+  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<64xf32>) -> tensor<64x768xf32>
+  %y = stablehlo.multiply %c2, %rb : tensor<64x768xf32>
+  %sb = stablehlo.broadcast_in_dim %scale, dims = [1] : (tensor<768xf32>) -> tensor<64x768xf32>
+  %z = stablehlo.multiply %y, %sb : tensor<64x768xf32>
+  return %z : tensor<64x768xf32>
+})";
+  std::vector<float> x = RandomFloats(64 * 768, 13);
+  std::vector<float> scale = RandomFloats(768, 14);
+  std::vector<HostArray> inputs = {
+      HostArray::Of(ElementType::kF32, {64, 768}, x),
+      HostArray::Of(ElementType::kF32, {768}, scale)};
+  auto plan = ExpectFusedMatchesUnfused(text, inputs);
+  ASSERT_NE(plan, nullptr);
+  std::string steps;
+  for (const exec::Step& step : plan->main().steps) steps += step.where + "\n";
+  const exec::Step& last = plan->main().steps.back();
+  EXPECT_NE(last.where.find("stablehlo.subtract"), std::string::npos) << steps;
+  EXPECT_NE(last.where.find("stablehlo.multiply"), std::string::npos) << steps;
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, inputs));
+  std::vector<float> z = out[0].As<float>();
+  for (int r = 0; r < 64; r += 5) {
+    double mean = 0, var = 0;
+    for (int i = 0; i < 768; ++i) mean += x[r * 768 + i];
+    mean /= 768;
+    for (int i = 0; i < 768; ++i) {
+      var += (x[r * 768 + i] - mean) * (x[r * 768 + i] - mean);
+    }
+    var /= 768;
+    for (int i = 0; i < 768; i += 31) {
+      double want = (x[r * 768 + i] - mean) / std::sqrt(var + 1e-6) * scale[i];
+      EXPECT_NEAR(z[r * 768 + i], want, 1e-5 * (1 + std::fabs(want))) << r;
+    }
   }
 }
 

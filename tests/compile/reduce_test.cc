@@ -20,12 +20,15 @@ using ir::ElementType;
 std::string RowReduceProgram(const std::string& type, const std::string& op,
                              const std::string& init) {
   return R"(
-func.func @main(%x: tensor<3x1000x)" + type + R"(>) -> tensor<3x)" + type + R"(> {
-  %z = stablehlo.constant dense<)" + init + R"(> : tensor<)" + type + R"(>
-  %r = stablehlo.reduce(%x init: %z) applies stablehlo.)" + op +
-         R"( across dimensions = [1] : (tensor<3x1000x)" + type + R"(>, tensor<)" +
-         type + R"(>) -> tensor<3x)" + type + R"(>
-  return %r : tensor<3x)" + type + R"(>
+func.func @main(%x: tensor<3x1000x)" +
+         type + R"(>) -> tensor<3x)" + type + R"(> {
+  %z = stablehlo.constant dense<)" +
+         init + R"(> : tensor<)" + type + R"(>
+  %r = stablehlo.reduce(%x init: %z) applies stablehlo.)" +
+         op + R"( across dimensions = [1] : (tensor<3x1000x)" + type +
+         R"(>, tensor<)" + type + R"(>) -> tensor<3x)" + type + R"(>
+  return %r : tensor<3x)" +
+         type + R"(>
 })";
 }
 
@@ -86,6 +89,76 @@ TEST(ReduceTest, RowMaximumPropagatesNaNAndIntegerSumsWrap) {
                          {HostArray::Of(ElementType::kI8, {3, 1000}, small)}));
   // 100 * 1000 = 100000 = 160 (mod 256) = -96 as i8, whatever the order.
   for (int8_t v : sums[0].As<int8_t>()) EXPECT_EQ(v, -96);
+}
+
+// Float maximum and minimum take a compare-and-select path while a row
+// has no NaN (exec/kernels/row_reducer.h); it must give what the rules of
+// the exact path give: the NaN wherever it lies (lanes or tail), +0 over
+// -0 for the maximum and -0 over +0 for the minimum, infinities, and the
+// extreme of random rows, against a loop written here with those rules.
+TEST(ReduceTest, RowMaximumAndMinimumKeepTheirZeroAndNaNRules) {
+  constexpr int kRows = 3, kLength = 1000;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  auto rows_of = [&](auto fill) {
+    std::vector<float> x(kRows * kLength);
+    for (int r = 0; r < kRows; ++r) fill(&x[r * kLength], r);
+    return x;
+  };
+  auto run = [&](const std::string& op, const std::string& init,
+                 const std::vector<float>& x) {
+    auto out = RunText(RowReduceProgram("f32", op, init),
+                       {HostArray::Of(ElementType::kF32, {kRows, kLength}, x)});
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    return out.ok() ? (*out)[0].As<float>() : std::vector<float>(kRows);
+  };
+  const std::string kMaxInit = "0xFF800000", kMinInit = "0x7F800000";
+
+  // Zeros of both signs: the maximum is +0 if any +0 is present, the
+  // minimum -0 if any -0 is; one sign alone stays. Row 0 has +0 only in
+  // a lane, row 1 only in the tail (the last 8 of 1000), row 2 has none.
+  std::vector<float> zeros = rows_of([&](float* row, int r) {
+    for (int i = 0; i < kLength; ++i) row[i] = -0.0f;
+    if (r == 0) row[37] = 0.0f;
+    if (r == 1) row[kLength - 3] = 0.0f;
+  });
+  std::vector<float> max = run("maximum", kMaxInit, zeros);
+  EXPECT_EQ(max[0], 0.0f);
+  EXPECT_FALSE(std::signbit(max[0]));
+  EXPECT_FALSE(std::signbit(max[1]));
+  EXPECT_TRUE(std::signbit(max[2]));
+  for (float& v : zeros) v = -v;  // now +0 everywhere but one -0
+  std::vector<float> min = run("minimum", kMinInit, zeros);
+  EXPECT_TRUE(std::signbit(min[0]));
+  EXPECT_TRUE(std::signbit(min[1]));
+  EXPECT_FALSE(std::signbit(min[2]));
+
+  // A NaN in a lane, in the tail, or none (with infinities).
+  std::vector<float> special = rows_of([&](float* row, int r) {
+    for (int i = 0; i < kLength; ++i) row[i] = static_cast<float>(i % 97);
+    if (r == 0) row[500] = nan;
+    if (r == 1) row[kLength - 1] = nan;
+    if (r == 2) row[123] = inf, row[321] = -inf;
+  });
+  max = run("maximum", kMaxInit, special);
+  min = run("minimum", kMinInit, special);
+  EXPECT_TRUE(std::isnan(max[0]) && std::isnan(max[1]));
+  EXPECT_TRUE(std::isnan(min[0]) && std::isnan(min[1]));
+  EXPECT_EQ(max[2], inf);
+  EXPECT_EQ(min[2], -inf);
+
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 100.0f);
+  std::vector<float> random = rows_of([&](float* row, int) {
+    for (int i = 0; i < kLength; ++i) row[i] = normal(rng);
+  });
+  max = run("maximum", kMaxInit, random);
+  min = run("minimum", kMinInit, random);
+  for (int r = 0; r < kRows; ++r) {
+    const float* row = &random[r * kLength];
+    EXPECT_EQ(max[r], *std::max_element(row, row + kLength)) << r;
+    EXPECT_EQ(min[r], *std::min_element(row, row + kLength)) << r;
+  }
 }
 
 // Pooling (reduce_window with a known combiner, no dilation) runs as
@@ -157,7 +230,8 @@ TEST(ReduceTest, PoolingWindowsCombineInRowMajorOrder) {
   ExpectMaxPoolMatchesNaiveLoop(4, 57, 57, 64, 13);
   // Sum over the last two dimensions of [2, 5, 13, 11] read as NCHW:
   // window 2x3, strides 2x1, padding (0, 1) rows and (1, 0) columns.
-  ASSERT_OK_AND_ASSIGN(auto sums, RunText(R"(
+  ASSERT_OK_AND_ASSIGN(
+      auto sums, RunText(R"(
 func.func @main(%x: tensor<2x5x13x11xf32>) -> tensor<2x5x7x10xf32> {
   %init = stablehlo.constant dense<0.5> : tensor<f32>
   %r = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[0, 0], [0, 0], [0, 1], [1, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 1, 2, 3>, window_strides = array<i64: 1, 1, 2, 1>}> ({
@@ -166,7 +240,8 @@ func.func @main(%x: tensor<2x5x13x11xf32>) -> tensor<2x5x7x10xf32> {
     stablehlo.return %s : tensor<f32>
   }) : (tensor<2x5x13x11xf32>, tensor<f32>) -> tensor<2x5x7x10xf32>
   return %r : tensor<2x5x7x10xf32>
-})", {HostArray::Of(ElementType::kF32, {n, c, h, w}, x)}));
+})",
+                         {HostArray::Of(ElementType::kF32, {n, c, h, w}, x)}));
   std::vector<float> sum = sums[0].As<float>();
   for (int64_t plane = 0; plane < n * c; ++plane) {
     for (int64_t i = 0; i < 7; ++i) {

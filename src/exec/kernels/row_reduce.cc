@@ -5,11 +5,11 @@
 #include <cstring>
 #include <vector>
 
-#include "exec/parallel.h"
 #include "exec/executor.h"
 #include "exec/kernels/element.h"
 #include "exec/kernels/elementwise_ops.h"
 #include "exec/kernels/row_reducer.h"
+#include "exec/parallel.h"
 
 namespace kiln::exec {
 namespace {
@@ -38,10 +38,11 @@ class RowReduceKernel : public RowReduceKernelBase {
  public:
   RowReduceKernel(RowReduceParams params,
                   std::unique_ptr<ElementwiseKernel> producer,
-                  int reduced_output)
+                  int reduced_output, bool write_reduced)
       : RowReduceKernelBase(params, producer != nullptr),
         producer_(std::move(producer)),
-        reduced_output_(reduced_output) {}
+        reduced_output_(reduced_output),
+        write_reduced_(write_reduced) {}
 
   Status Run(RunContext& ctx, const Step& step) const override {
     size_t num_inputs = step.inputs.size();
@@ -85,8 +86,9 @@ class RowReduceKernel : public RowReduceKernelBase {
                           T* result, int64_t first, int64_t last) const {
     // Raw storage (a vector<bool> would pack bits); 16-byte aligned.
     thread_local std::vector<std::max_align_t> storage;
-    size_t needed = (kProducerChunk * sizeof(T) + sizeof(std::max_align_t) - 1) /
-                    sizeof(std::max_align_t);
+    size_t needed =
+        (kProducerChunk * sizeof(T) + sizeof(std::max_align_t) - 1) /
+        sizeof(std::max_align_t);
     if (storage.size() < needed) storage.resize(needed);
     T* chunk_buffer = reinterpret_cast<T*>(storage.data());
     const ElementwiseKernel& producer = *producer_;
@@ -94,24 +96,45 @@ class RowReduceKernel : public RowReduceKernelBase {
     int num_out = producer.num_outputs();
     std::vector<const std::byte*> in(num_in);
     std::vector<std::byte*> out(num_out);
+    auto point_at = [&](int64_t begin) {
+      for (int i = 0; i < num_in; ++i) {
+        in[i] = inputs[i] + begin * producer.input_bytes(i);
+      }
+      for (int j = 0, k = 0; j < num_out; ++j) {
+        if (j == reduced_output_ && !write_reduced_) {
+          out[j] = reinterpret_cast<std::byte*>(chunk_buffer);
+        } else {
+          out[j] = outputs[k++] + begin * producer.output_bytes(j);
+        }
+      }
+    };
+    // Short rows are produced several at a time, a producer call costing
+    // about as much as a short row.
+    int64_t rows_per_chunk =
+        kProducerChunk / std::max<int64_t>(1, p_.row_length);
+    if (rows_per_chunk >= 2) {
+      for (int64_t r = first; r < last; r += rows_per_chunk) {
+        int64_t count = std::min(rows_per_chunk, last - r);
+        int64_t begin = r * p_.row_length;
+        point_at(begin);
+        producer.RunRange(in.data(), out.data(), begin, count * p_.row_length);
+        const T* values = reinterpret_cast<const T*>(out[reduced_output_]);
+        for (int64_t i = 0; i < count; ++i) {
+          result[r + i] = ReduceRowInLanes<Op, T>(
+              init, values + i * p_.row_length, p_.row_length);
+        }
+      }
+      return;
+    }
     for (int64_t r = first; r < last; ++r) {
       RowReducer<Op, T> reducer(init, p_.row_length);
       for (int64_t offset = 0; offset < p_.row_length;
            offset += kProducerChunk) {
         int64_t n = std::min(kProducerChunk, p_.row_length - offset);
         int64_t begin = r * p_.row_length + offset;
-        for (int i = 0; i < num_in; ++i) {
-          in[i] = inputs[i] + begin * producer.input_bytes(i);
-        }
-        for (int j = 0, k = 0; j < num_out; ++j) {
-          if (j == reduced_output_) {
-            out[j] = reinterpret_cast<std::byte*>(chunk_buffer);
-          } else {
-            out[j] = outputs[k++] + begin * producer.output_bytes(j);
-          }
-        }
+        point_at(begin);
         producer.RunRange(in.data(), out.data(), begin, n);
-        reducer.Feed(chunk_buffer, n);
+        reducer.Feed(reinterpret_cast<const T*>(out[reduced_output_]), n);
       }
       result[r] = reducer.Finish();
     }
@@ -119,6 +142,7 @@ class RowReduceKernel : public RowReduceKernelBase {
 
   std::unique_ptr<ElementwiseKernel> producer_;
   int reduced_output_;
+  bool write_reduced_;  // the operand is an output too
 };
 
 // Calls fn(Op{}, T{}) for the combiner and native type, if it applies.
@@ -141,13 +165,13 @@ bool DispatchRowReduce(const RowReduceParams& p, Fn&& fn) {
 
 std::unique_ptr<Kernel> MakeRowKernel(
     const RowReduceParams& params, std::unique_ptr<ElementwiseKernel> producer,
-    int reduced_output) {
+    int reduced_output, bool write_reduced) {
   std::unique_ptr<Kernel> kernel;
   DispatchRowReduce(params, [&](auto op, auto tag) {
     using Op = decltype(op);
     using T = decltype(tag);
     kernel = std::make_unique<RowReduceKernel<Op, T>>(
-        params, std::move(producer), reduced_output);
+        params, std::move(producer), reduced_output, write_reduced);
   });
   return kernel;
 }
@@ -180,7 +204,7 @@ std::optional<RowReduceParams> AsRowReduce(const ReduceParams& params,
 }
 
 std::unique_ptr<Kernel> MakeRowReduceKernel(const RowReduceParams& params) {
-  return MakeRowKernel(params, nullptr, -1);
+  return MakeRowKernel(params, nullptr, -1, false);
 }
 
 const RowReduceParams* RowReduceParamsOf(const Kernel& kernel) {
@@ -190,8 +214,9 @@ const RowReduceParams* RowReduceParamsOf(const Kernel& kernel) {
 
 std::unique_ptr<Kernel> MakeFusedRowReduceKernel(
     const RowReduceParams& params, std::unique_ptr<ElementwiseKernel> producer,
-    int reduced_output) {
-  return MakeRowKernel(params, std::move(producer), reduced_output);
+    int reduced_output, bool write_reduced) {
+  return MakeRowKernel(params, std::move(producer), reduced_output,
+                       write_reduced);
 }
 
 }  // namespace kiln::exec

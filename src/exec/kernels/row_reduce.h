@@ -47,10 +47,12 @@ const RowReduceParams* RowReduceParamsOf(const Kernel& kernel);
 // The operand computed by `producer` (over rows * row_length elements,
 // its output `reduced_output` being the operand). Inputs: the producer's,
 // then init. Outputs: the producer's other outputs (written in full), then
-// the result.
+// the result. With `write_reduced` the operand is one of those outputs, in
+// its place among them, for readers after the reduction: it is written as
+// it is reduced, and never read back.
 std::unique_ptr<Kernel> MakeFusedRowReduceKernel(
     const RowReduceParams& params, std::unique_ptr<ElementwiseKernel> producer,
-    int reduced_output);
+    int reduced_output, bool write_reduced = false);
 
 }  // namespace kiln::exec
 
