@@ -39,9 +39,10 @@ struct CompileOptions {
   // results become constants). Off: every step runs at run time.
   bool fold_constants = true;
   // Fuse runs of elementwise steps into kernels that pass values between
-  // them in cache-sized tiles (compile/fuse_elementwise.cc). Off: every op
-  // writes its whole result, the reference that fused plans are tested
-  // against.
+  // them in cache-sized tiles (compile/fuse_elementwise.cc), reductions
+  // with their producers, and a dense layer's bias add into the matmul
+  // (lower_dot.cc). Off: every op writes its whole result, the reference
+  // that fused plans are tested against.
   bool fuse_elementwise = true;
   // Run dot_general and convolution through oneDNN where it implements
   // the types and dimension numbers (docs/compile.md). Off: Kiln's own

@@ -118,13 +118,15 @@ void EmitOneDnnStep(Lowering& lowering, const ir::Operation& op,
 // free for rhs). First over the operands in place, each role's
 // dimensions read as one strided dimension; where they do not merge (or
 // oneDNN has no fast kernel for those strides), over copies transposed
-// into [batch, m, k] x [batch, k, n]. False when neither is possible.
+// into [batch, m, k] x [batch, k, n]. With `bias` (an f32 [n]) the kernel
+// adds it to every row of the result, where the kernel takes one (sgemm).
+// False when none of this is possible; nothing is emitted then.
 bool EmitOneDnnDot(Lowering& lowering, const ir::Operation& op,
                    const ir::Value* result_value, SlotId lhs, SlotId rhs,
                    const std::vector<int64_t>& lhs_perm,
                    const std::vector<int64_t>& rhs_perm, size_t num_batch,
                    size_t num_contracting, int64_t m, int64_t k, int64_t n,
-                   const ArrayShape& result) {
+                   const ArrayShape& result, std::optional<SlotId> bias) {
   ArrayShape l = lowering.shape(lhs), r = lowering.shape(rhs);
   std::optional<OneDnnTypes> types =
       ChooseOneDnnTypes(l.type, r.type, result.type);
@@ -136,6 +138,7 @@ bool EmitOneDnnDot(Lowering& lowering, const ir::Operation& op,
   p.m = m;
   p.k = k;
   p.n = n;
+  p.bias = bias.has_value();
   auto part = [](const std::vector<int64_t>& perm, size_t begin, size_t end) {
     return std::vector<int64_t>(perm.begin() + begin, perm.begin() + end);
   };
@@ -179,7 +182,9 @@ bool EmitOneDnnDot(Lowering& lowering, const ir::Operation& op,
     lhs = TransposeSlot(lowering, op, lhs, lhs_perm);
     rhs = TransposeSlot(lowering, op, rhs, rhs_perm);
   }
-  EmitOneDnnStep(lowering, op, result_value, std::move(made), {lhs, rhs},
+  std::vector<SlotId> inputs = {lhs, rhs};
+  if (bias) inputs.push_back(*bias);
+  EmitOneDnnStep(lowering, op, result_value, std::move(made), std::move(inputs),
                  ArrayShape{types->result, result.dims}, result.type);
   return true;
 }
@@ -200,11 +205,16 @@ bool UseOneDnnForDot(const Lowering& lowering, int64_t batch, int64_t m,
 }
 
 // dot_general of `op`'s dimension numbers `dn`, its result bound to result
-// 0 of `result_op` (`op` itself, or the transpose that the dot of swapped
-// operands computes: SwappingTranspose).
+// 0 of `result_op` (`op` itself, the transpose that the dot of swapped
+// operands computes: SwappingTranspose, or the add of a bias:
+// BiasAddOf). With `bias` only a kernel that adds it is emitted; where
+// there is none, nothing is, and *emitted says so.
 Status EmitDotGeneral(Lowering& lowering, const ir::Operation& op,
                       const ir::Operation& result_op, SlotId lhs, SlotId rhs,
-                      const ir::DotDimensionNumbers& dn) {
+                      const ir::DotDimensionNumbers& dn,
+                      std::optional<SlotId> bias = std::nullopt,
+                      bool* emitted = nullptr) {
+  if (emitted != nullptr) *emitted = true;
   ArrayShape l = lowering.shape(lhs), r = lowering.shape(rhs);
   RETURN_IF_ERROR(CheckDistinctDims(op, dn.lhs_batching_dimensions, l.rank(),
                                     "lhs batching dimensions"));
@@ -269,7 +279,12 @@ Status EmitDotGeneral(Lowering& lowering, const ir::Operation& op,
   if (UseOneDnnForDot(lowering, batch, m, k, n) &&
       EmitOneDnnDot(lowering, op, result_op.result(0), lhs, rhs, lhs_perm,
                     rhs_perm, dn.lhs_batching_dimensions.size(),
-                    dn.lhs_contracting_dimensions.size(), m, k, n, result)) {
+                    dn.lhs_contracting_dimensions.size(), m, k, n, result,
+                    bias)) {
+    return OkStatus();
+  }
+  if (bias) {  // only oneDNN's sgemm adds a bias
+    *emitted = false;
     return OkStatus();
   }
   ElementType compute = exec::ComputeType(result.type);
@@ -449,6 +464,115 @@ const ir::Operation* SwappingTranspose(const ir::Operation& dot,
   return *permutation == swapped ? user : nullptr;
 }
 
+// The only reader of `dot`'s result in its block (with no use in nested
+// regions), or null.
+const ir::Operation* OnlyReader(const ir::Operation& dot) {
+  const ir::Block* block = dot.parent_block();
+  if (block == nullptr || dot.num_results() != 1) return nullptr;
+  const ir::Value* value = dot.result(0);
+  const auto& ops = block->operations();
+  int64_t position = block->IndexOf(&dot);
+  if (position < 0) return nullptr;
+  const ir::Operation* user = nullptr;
+  for (size_t i = position + 1; i < ops.size(); ++i) {
+    int uses = CountUses(*ops[i], value);
+    if (uses == 0) continue;
+    if (user != nullptr || uses > 1) return nullptr;
+    user = ops[i].get();
+  }
+  return user;
+}
+
+// A dense layer's bias: the add that is the only reader of an f32 dot's
+// result (no batch dimensions), when its other operand broadcasts a vector
+// along the result's trailing `rhs_free` dimensions, the rhs's free ones,
+// in order. JAX writes `y @ w + b` as dot_general, broadcast_in_dim of b
+// (through a [1, 1, n] one), add. `source` is the vector: the first value
+// down the chain of broadcasts that is lowered already (b, an argument),
+// whose elements in row-major order are the bias of each column.
+// `broadcasts` are the chain's ops above it, whose copies no one may need
+// once the dot adds the bias (a copy JAX placed before the dot is made all
+// the same: it is dropped only if no one reads it).
+struct BiasAdd {
+  const ir::Operation* add = nullptr;
+  SlotId source;
+  std::vector<const ir::Operation*> broadcasts;
+};
+
+std::optional<BiasAdd> BiasAddOf(Lowering& lowering, const ir::Operation& dot,
+                                 int64_t rhs_free) {
+  const ir::Operation* add = OnlyReader(dot);
+  if (add == nullptr || !add->is(ir::OpCode::kAdd) ||
+      add->num_operands() != 2 || add->num_results() != 1 || rhs_free <= 0) {
+    return std::nullopt;
+  }
+  const ir::Value* value = dot.result(0);
+  const ir::Value* other =
+      add->operand(0) == value ? add->operand(1) : add->operand(0);
+  auto f32_array = [](const ir::Type& type) {
+    return type.IsTensor() && type.HasStaticShape() &&
+           type.element().is(ir::TypeKind::kElement) &&
+           type.element().element_type() == ElementType::kF32;
+  };
+  if (other == value || !f32_array(value->type())) return std::nullopt;
+  const std::vector<int64_t> result_dims = value->type().shape();
+  const int64_t rank = static_cast<int64_t>(result_dims.size());
+  if (rhs_free > rank) return std::nullopt;
+  BiasAdd found;
+  found.add = add;
+  // to_result[d]: the result dimension that dimension d of `current`
+  // becomes, -1 where a broadcast expands it from size 1.
+  std::vector<int64_t> to_result(rank);
+  for (int64_t d = 0; d < rank; ++d) to_result[d] = d;
+  const ir::Value* current = other;
+  while (true) {
+    if (!f32_array(current->type())) return std::nullopt;
+    const std::vector<int64_t> dims = current->type().shape();
+    if (StatusOr<SlotId> slot = lowering.Slot(current); slot.ok()) {
+      // Its dimensions of more than one element must be the trailing
+      // rhs_free ones of the result, in order, at full size.
+      int64_t next = rank - rhs_free;
+      bool matches = true;
+      for (size_t d = 0; d < dims.size() && matches; ++d) {
+        if (dims[d] == 1) continue;
+        int64_t target = to_result[d];
+        if (target < next || dims[d] != result_dims[target]) matches = false;
+        next = target + 1;
+      }
+      int64_t elements = 1, wanted = 1;
+      for (int64_t size : dims) elements *= size;
+      for (int64_t d = rank - rhs_free; d < rank; ++d) wanted *= result_dims[d];
+      if (matches && elements == wanted && current != other) {
+        found.source = *slot;
+        return found;
+      }
+    }
+    const ir::Operation* broadcast = current->defining_op();
+    if (broadcast == nullptr || !broadcast->is(ir::OpCode::kBroadcastInDim) ||
+        broadcast->num_operands() != 1) {
+      return std::nullopt;
+    }
+    StatusOr<std::vector<int64_t>> mapping =
+        IntsAttr(*broadcast, "broadcast_dimensions");
+    const ir::Value* operand = broadcast->operand(0);
+    if (!mapping.ok() || !f32_array(operand->type())) return std::nullopt;
+    const std::vector<int64_t> operand_dims = operand->type().shape();
+    if (mapping->size() != operand_dims.size()) return std::nullopt;
+    std::vector<int64_t> operand_to_result(operand_dims.size());
+    for (size_t d = 0; d < operand_dims.size(); ++d) {
+      int64_t target = (*mapping)[d];
+      if (target < 0 || target >= static_cast<int64_t>(dims.size())) {
+        return std::nullopt;
+      }
+      operand_to_result[d] =
+          operand_dims[d] == dims[target] ? to_result[target] : -1;
+    }
+    to_result = std::move(operand_to_result);
+    found.broadcasts.push_back(broadcast);
+    current = operand;
+  }
+}
+
 // Operand `i` of a dot_general read through the transpose that made it:
 // when the operand is `transpose(x, permutation)`, the dot reads x, its
 // dimension numbers for that operand mapped through the permutation, and
@@ -531,6 +655,32 @@ Status LowerDotGeneral(Lowering& lowering, const ir::Operation& op) {
     lowering.Bind(op.result(0), out);
     lowering.LowerAhead(*transpose);
     return OkStatus();
+  }
+  if (lowering.fuse_elementwise() && numbers.lhs_batching_dimensions.empty()) {
+    const int64_t rhs_free =
+        lowering.shape(rhs).rank() -
+        static_cast<int64_t>(numbers.rhs_contracting_dimensions.size());
+    if (std::optional<BiasAdd> bias = BiasAddOf(lowering, op, rhs_free)) {
+      bool emitted = false;
+      RETURN_IF_ERROR(EmitDotGeneral(lowering, op, *bias->add, lhs, rhs,
+                                     numbers, bias->source, &emitted));
+      if (emitted) {
+        // The dot's own value has no reader but the add, which is computed
+        // with it.
+        ASSIGN_OR_RETURN(SlotId out, lowering.Slot(bias->add->result(0)));
+        lowering.Bind(op.result(0), out);
+        lowering.LowerAhead(*bias->add);
+        for (const ir::Operation* broadcast : bias->broadcasts) {
+          if (StatusOr<SlotId> made = lowering.Slot(broadcast->result(0));
+              made.ok()) {
+            lowering.NoteBypassedView(*made);
+          } else {
+            lowering.NoteBypassedOp(*broadcast);
+          }
+        }
+        return OkStatus();
+      }
+    }
   }
   return EmitDotGeneral(lowering, op, op, lhs, rhs, numbers);
 }

@@ -556,7 +556,8 @@ Status Lowering::DeferCustomCallError(const ir::Operation& op,
   if (message.size() > where.size() &&
       message.compare(0, where.size(), where) == 0) {
     message.remove_prefix(where.size());
-    while (!message.empty() && (message.front() == ':' || message.front() == ' ')) {
+    while (!message.empty() &&
+           (message.front() == ':' || message.front() == ' ')) {
       message.remove_prefix(1);
     }
     error = Status(error.code(), std::string(message));
@@ -638,6 +639,12 @@ Status Lowering::LowerOpNoLifetimes(const ir::Operation& op) {
   for (int i = 0; i < op.num_results(); ++i) {
     if (!values_.count(op.result(i))) {
       return InternalError(op.Describe(), ": result ", i, " was not lowered");
+    }
+  }
+  if (bypassed_ops_.erase(&op) > 0) {
+    for (int i = 0; i < op.num_results(); ++i) {
+      StatusOr<SlotId> slot = Slot(op.result(i));
+      if (slot.ok()) NoteBypassedView(*slot);
     }
   }
   return OkStatus();

@@ -155,6 +155,7 @@ class Lowering {
   const ir::Module& module() const { return module_; }
   void set_fold_constants(bool fold) { fold_constants_ = fold; }
   void set_fuse_elementwise(bool fuse) { fuse_elementwise_ = fuse; }
+  bool fuse_elementwise() const { return fuse_elementwise_; }
   // Whether dense ops of at least `min_multiply_adds` lower to oneDNN
   // kernels where oneDNN implements them (CompileOptions::use_onednn).
   void set_use_onednn(bool use, int64_t min_multiply_adds) {
@@ -193,6 +194,12 @@ class Lowering {
   // complete and no one read `view` after all, FuseElementwiseSteps drops
   // the step that writes it (a dot_general of a transpose, lower_dot.cc).
   void NoteBypassedView(SlotId view) { bypassed_views_.insert(view); }
+  // The same for the result of `later`, an op after the one being lowered
+  // in the same block (a bias's broadcast that the dot it is added to
+  // reads as a vector), noted when `later` is lowered.
+  void NoteBypassedOp(const ir::Operation& later) {
+    bypassed_ops_.insert(&later);
+  }
 
   // Finishes the plan: assigns arena offsets to temps.
   Status Finish();
@@ -259,6 +266,8 @@ class Lowering {
   std::map<SlotId, SlotId> scalar_broadcasts_;
   // Views a consumer read through (NoteBypassedView).
   std::set<SlotId> bypassed_views_;
+  // Ops whose results are noted as bypassed views once lowered.
+  std::set<const ir::Operation*> bypassed_ops_;
   // Ops whose results an earlier op bound (LowerAhead).
   std::set<const ir::Operation*> lowered_ahead_;
   int64_t counter_ = 0;

@@ -358,6 +358,116 @@ TEST(DenseTest, TwoDimensionalF32MatmulsRunAsSgemm) {
       CheckDot({{64, 256}, {96, 64}, {}, {}, {0}, {1}}, kF32, kF32, kF32));
 }
 
+// A dense layer's bias as JAX writes it (`x @ w + b`: dot_general, two
+// broadcasts of b, add) is added by the sgemm that computes the product:
+// no step is left for the add or the large broadcast. Where the product
+// is read by anyone else, the bias runs along another dimension, or
+// fusion is off, the add stays a step of its own. Every variant against
+// sums computed here.
+TEST(DenseTest, ADenseLayersBiasIsAddedByItsMatmul) {
+  // [2, 128, 128] x [128, 64]: 2^21 multiply-adds, past oneDNN's minimum.
+  const std::string x = "tensor<2x128x128xf32>", w = "tensor<128x64xf32>",
+                    y = "tensor<2x128x64xf32>";
+  auto program = [&](const std::string& bias_type, const std::string& bias_dims,
+                     bool return_product) {
+    return "func.func @main(%x: " + x + ", %w: " + w + ", %b: " + bias_type +
+           ") -> (" + y + (return_product ? ", " + y : "") +
+           ") {\n"
+           "  %p = stablehlo.dot_general %x, %w, contracting_dims = [2] x [0] "
+           ": (" +
+           x + ", " + w + ") -> " + y +
+           "\n"
+           "  %b1 = stablehlo.broadcast_in_dim %b, dims = " +
+           bias_dims + " : (" + bias_type +
+           ") -> tensor<1x128x64xf32>\n"
+           "  %b2 = stablehlo.broadcast_in_dim %b1, dims = [0, 1, 2] : "
+           "(tensor<1x128x64xf32>) -> " +
+           y +
+           "\n"
+           "  %s = stablehlo.add %p, %b2 : " +
+           y +
+           "\n"
+           "  return %s" +
+           (return_product ? ", %p" : "") + " : " + y +
+           (return_product ? ", " + y : "") + "\n}\n";
+  };
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> xs(2 * 128 * 128), ws(128 * 64), along_rows(64),
+      along_both(128 * 64);
+  for (auto* values : {&xs, &ws, &along_rows, &along_both}) {
+    for (float& v : *values) v = uniform(rng);
+  }
+  compile::CompileOptions unfused;
+  unfused.fuse_elementwise = false;
+  struct Case {
+    std::string name;
+    std::string text;
+    std::vector<int64_t> bias_dims;
+    const std::vector<float>* bias;
+    bool fused_add;  // the add runs with the matmul
+    compile::CompileOptions options;
+  };
+  const std::vector<Case> cases = {
+      {"bias of each column",
+       program("tensor<64xf32>", "[2]", false),
+       {64},
+       &along_rows,
+       true,
+       {}},
+      {"bias of each row and column",
+       program("tensor<128x64xf32>", "[1, 2]", false),
+       {128, 64},
+       &along_both,
+       false,
+       {}},
+      {"product read twice",
+       program("tensor<64xf32>", "[2]", true),
+       {64},
+       &along_rows,
+       false,
+       {}},
+      {"fusion off",
+       program("tensor<64xf32>", "[2]", false),
+       {64},
+       &along_rows,
+       false,
+       unfused},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_OK_AND_ASSIGN(auto plan, CompileText(c.text, c.options));
+    int adds = 0, large_broadcasts = 0;
+    for (const exec::Step& step : plan->main().steps) {
+      adds += step.where.find("stablehlo.add") != std::string::npos;
+      large_broadcasts +=
+          step.where.find("stablehlo.broadcast_in_dim") != std::string::npos &&
+          plan->slots()[step.outputs[0]].shape.num_elements() == 2 * 128 * 64;
+    }
+    EXPECT_EQ(adds, c.fused_add ? 0 : 1);
+    if (c.fused_add) {
+      EXPECT_EQ(large_broadcasts, 0);
+    }
+    ASSERT_OK_AND_ASSIGN(
+        auto out,
+        RunPlan(*plan,
+                {HostArray::Of(ElementType::kF32, {2, 128, 128}, xs),
+                 HostArray::Of(ElementType::kF32, {128, 64}, ws),
+                 HostArray::Of(ElementType::kF32, c.bias_dims, *c.bias)}));
+    std::vector<float> got = out[0].As<float>();
+    for (int64_t row = 0; row < 256; row += 3) {
+      for (int64_t j = 0; j < 64; ++j) {
+        double want = c.bias->size() == 64 ? (*c.bias)[j]
+                                           : (*c.bias)[(row % 128) * 64 + j];
+        for (int64_t i = 0; i < 128; ++i) {
+          want += double{xs[row * 128 + i]} * ws[i * 64 + j];
+        }
+        ASSERT_NEAR(got[row * 64 + j], want, 1e-4) << row << " " << j;
+      }
+    }
+  }
+}
+
 // Attention's scores: heads split from [batch, sequence, heads, dim] and
 // moved before the sequence by a transpose, then contracted over dim. The
 // dot reads the untransposed arrays through strides, and the transposes

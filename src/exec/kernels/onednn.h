@@ -45,6 +45,11 @@ struct OneDnnMatmulParams {
   int64_t m = 1, k = 1, n = 1;
   std::vector<int64_t> lhs_strides;  // for [batch..., m, k], in elements
   std::vector<int64_t> rhs_strides;  // for [batch..., k, n], in elements
+  // Input 2 is an f32 [n] added to every row of the result (a dense
+  // layer's bias), in the same pass: the result is filled with it and the
+  // product accumulated onto it. Only the sgemm kernel takes it (no
+  // kernel otherwise).
+  bool bias = false;
 };
 
 // Input 0 lhs, input 1 rhs, output 0 the result (accumulated in f32 for
