@@ -411,24 +411,12 @@ int CountUses(const ir::Operation& op, const ir::Value* value) {
   return uses;
 }
 
-// The transpose that is the only reader of `dot`'s result, when it puts the
-// rhs free dimensions before the lhs ones and leaves the batch dimensions
-// first: the dot of the swapped operands computes it directly, with no
-// transposing copy. Reverse-mode JAX writes every weight gradient so:
-// dot_general(dy, x) contracting the batch, then a transpose to the
-// weight's [in, out] layout. Null otherwise.
-const ir::Operation* SwappingTranspose(const ir::Operation& dot,
-                                       const ir::DotDimensionNumbers& dn,
-                                       int64_t lhs_rank, int64_t rhs_rank) {
+// The only reader of `dot`'s result in its block (with no use in nested
+// regions), or null.
+const ir::Operation* OnlyReader(const ir::Operation& dot) {
   const ir::Block* block = dot.parent_block();
   if (block == nullptr || dot.num_results() != 1) return nullptr;
   const ir::Value* value = dot.result(0);
-  // Quantized dots lower through float copies of their values
-  // (Lowering::LowerQuantizedThroughFloat), which the transpose must get.
-  if (!value->type().IsTensor() ||
-      value->type().element().is(ir::TypeKind::kQuantized)) {
-    return nullptr;
-  }
   const auto& ops = block->operations();
   int64_t position = block->IndexOf(&dot);
   if (position < 0) return nullptr;
@@ -439,8 +427,29 @@ const ir::Operation* SwappingTranspose(const ir::Operation& dot,
     if (user != nullptr || uses > 1) return nullptr;
     user = ops[i].get();
   }
-  if (user == nullptr || !user->is(ir::OpCode::kTranspose) ||
-      user->num_operands() != 1 || user->operand(0) != value) {
+  return user;
+}
+
+// The transpose that is the only reader of `dot`'s result, when it puts the
+// rhs free dimensions before the lhs ones and leaves the batch dimensions
+// first: the dot of the swapped operands computes it directly, with no
+// transposing copy. Reverse-mode JAX writes every weight gradient so:
+// dot_general(dy, x) contracting the batch, then a transpose to the
+// weight's [in, out] layout. Null otherwise.
+const ir::Operation* SwappingTranspose(const ir::Operation& dot,
+                                       const ir::DotDimensionNumbers& dn,
+                                       int64_t lhs_rank, int64_t rhs_rank) {
+  const ir::Operation* user = OnlyReader(dot);
+  if (user == nullptr) return nullptr;
+  const ir::Value* value = dot.result(0);
+  // Quantized dots lower through float copies of their values
+  // (Lowering::LowerQuantizedThroughFloat), which the transpose must get.
+  if (!value->type().IsTensor() ||
+      value->type().element().is(ir::TypeKind::kQuantized)) {
+    return nullptr;
+  }
+  if (!user->is(ir::OpCode::kTranspose) || user->num_operands() != 1 ||
+      user->operand(0) != value) {
     return nullptr;
   }
   StatusOr<std::vector<int64_t>> permutation = IntsAttr(*user, "permutation");
@@ -462,25 +471,6 @@ const ir::Operation* SwappingTranspose(const ir::Operation& dot,
     swapped.push_back(batch + lhs_free + d);
   for (int64_t d = 0; d < lhs_free; ++d) swapped.push_back(batch + d);
   return *permutation == swapped ? user : nullptr;
-}
-
-// The only reader of `dot`'s result in its block (with no use in nested
-// regions), or null.
-const ir::Operation* OnlyReader(const ir::Operation& dot) {
-  const ir::Block* block = dot.parent_block();
-  if (block == nullptr || dot.num_results() != 1) return nullptr;
-  const ir::Value* value = dot.result(0);
-  const auto& ops = block->operations();
-  int64_t position = block->IndexOf(&dot);
-  if (position < 0) return nullptr;
-  const ir::Operation* user = nullptr;
-  for (size_t i = position + 1; i < ops.size(); ++i) {
-    int uses = CountUses(*ops[i], value);
-    if (uses == 0) continue;
-    if (user != nullptr || uses > 1) return nullptr;
-    user = ops[i].get();
-  }
-  return user;
 }
 
 // A dense layer's bias: the add that is the only reader of an f32 dot's
