@@ -21,8 +21,10 @@ struct Variadic {
 StatusOr<Variadic> ReadVariadic(Lowering& lowering, const ir::Operation& op,
                                 int n = -1) {
   if (n < 0) {
-    if (op.num_operands() % 2 != 0) n = 0;
-    else n = op.num_operands() / 2;
+    if (op.num_operands() % 2 != 0)
+      n = 0;
+    else
+      n = op.num_operands() / 2;
   }
   if (n == 0 || op.num_operands() < 2 * n) {
     return InvalidArgumentError(op.Describe(),
@@ -49,6 +51,135 @@ StatusOr<Variadic> ReadVariadic(Lowering& lowering, const ir::Operation& op,
     v.types.push_back(shape.type);
   }
   return v;
+}
+
+// Whether `compare`'s compare_type (absent, or the one of `type`'s kind;
+// never TOTALORDER) makes it compare `type` as C++ does.
+bool ComparesNatively(const ir::Operation& compare, ElementType type) {
+  ir::Attribute attr = compare.GetAttr("compare_type");
+  if (!attr.is(ir::AttrKind::kEnum)) return true;
+  switch (attr.enum_value()) {
+    case ir::kNoType:
+      return true;
+    case ir::kFloatCompare:
+      return ir::IsFloat(type);
+    case ir::kSignedCompare:
+      return ir::IsSignedInteger(type);
+    case ir::kUnsignedCompare:
+      return ir::IsUnsignedInteger(type);
+    default:
+      return false;
+  }
+}
+
+// The comparison direction of `op` if it is a compare of `lhs` and `rhs`,
+// in that order, that compares `type` natively; -1 otherwise.
+int64_t CompareOf(const ir::Operation* op, const ir::Value* lhs,
+                  const ir::Value* rhs, ElementType type) {
+  if (op == nullptr || !op->is(OpCode::kCompare) || op->num_operands() != 2 ||
+      op->operand(0) != lhs || op->operand(1) != rhs ||
+      !ComparesNatively(*op, type)) {
+    return -1;
+  }
+  ir::Attribute direction = op->GetAttr("comparison_direction");
+  return direction.is(ir::AttrKind::kEnum) ? direction.enum_value() : -1;
+}
+
+// The two operands of `op`, a binary `code` op, when one of them is
+// `known`: the other. Null otherwise.
+const ir::Value* OtherOperand(const ir::Operation* op, OpCode code,
+                              const ir::Value* known) {
+  if (op == nullptr || !op->is(code) || op->num_operands() != 2) {
+    return nullptr;
+  }
+  if (op->operand(0) == known) return op->operand(1);
+  if (op->operand(1) == known) return op->operand(0);
+  return nullptr;
+}
+
+// Whether the body of a reduce of (values, indices) is JAX's argmax or
+// argmin reducer (jax._src.lax.lax, _compute_argminmax), matched by its
+// dataflow, with the accumulator (av, ai) as the first two arguments and
+// the element (x, xi) as the last two:
+//   keep = compare(GT or LT, av, x) or compare(NE, av, av)
+//   keep_index = keep or (compare(EQ, av, x) and compare(LT, ai, xi))
+//   return select(keep, av, x), select(keep_index, ai, xi)
+// True for argmax (GT), false for argmin; nothing for any other body.
+std::optional<bool> MatchArgReducer(const ir::Region& region,
+                                    const std::vector<ElementType>& types) {
+  if (region.num_blocks() != 1 || types.size() != 2) return std::nullopt;
+  const ir::Block& block = region.front();
+  const auto& ops = block.operations();
+  // The nine ops above and the return: no others.
+  if (block.num_arguments() != 4 || ops.size() != 10) return std::nullopt;
+  for (int i = 0; i < 4; ++i) {
+    const ir::Type& type = block.argument(i)->type();
+    if (!type.IsTensor() || type.rank() != 0 ||
+        !type.element().is(ir::TypeKind::kElement) ||
+        type.element().element_type() != types[i % 2]) {
+      return std::nullopt;
+    }
+  }
+  const ir::Value* av = block.argument(0);
+  const ir::Value* ai = block.argument(1);
+  const ir::Value* x = block.argument(2);
+  const ir::Value* xi = block.argument(3);
+  const ir::Operation& ret = *ops.back();
+  if (ret.num_operands() != 2) return std::nullopt;
+  auto select_of = [](const ir::Value* value, const ir::Value* on_true,
+                      const ir::Value* on_false) -> const ir::Value* {
+    const ir::Operation* op = value->defining_op();
+    if (op == nullptr || !op->is(OpCode::kSelect) || op->num_operands() != 3 ||
+        op->operand(1) != on_true || op->operand(2) != on_false) {
+      return nullptr;
+    }
+    return op->operand(0);
+  };
+  const ir::Value* keep = select_of(ret.operand(0), av, x);
+  const ir::Value* keep_index = select_of(ret.operand(1), ai, xi);
+  if (keep == nullptr || keep_index == nullptr) return std::nullopt;
+  // keep: the ordering compare or'ed with av's NaN test.
+  const ir::Operation* keep_or = keep->defining_op();
+  if (keep_or == nullptr || !keep_or->is(OpCode::kOr) ||
+      keep_or->num_operands() != 2) {
+    return std::nullopt;
+  }
+  int64_t direction = -1;
+  bool nan_test = false;
+  for (int k = 0; k < 2; ++k) {
+    const ir::Operation* c = keep_or->operand(k)->defining_op();
+    const int64_t order = CompareOf(c, av, x, types[0]);
+    if (order == ir::kGT || order == ir::kLT) {
+      direction = order;
+    } else if (CompareOf(c, av, av, types[0]) == ir::kNE) {
+      nan_test = true;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (direction < 0 || !nan_test) return std::nullopt;
+  // keep_index: keep or'ed with the tie test.
+  const ir::Value* tie =
+      OtherOperand(keep_index->defining_op(), OpCode::kOr, keep);
+  if (tie == nullptr || tie->defining_op() == nullptr ||
+      !tie->defining_op()->is(OpCode::kAnd) ||
+      tie->defining_op()->num_operands() != 2) {
+    return std::nullopt;
+  }
+  bool equal = false, earlier = false;
+  for (int k = 0; k < 2; ++k) {
+    const ir::Operation* c = tie->defining_op()->operand(k)->defining_op();
+    if (CompareOf(c, av, x, types[0]) == ir::kEQ ||
+        CompareOf(c, x, av, types[0]) == ir::kEQ) {
+      equal = true;
+    } else if (CompareOf(c, ai, xi, types[1]) == ir::kLT) {
+      earlier = true;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!equal || !earlier) return std::nullopt;
+  return direction == ir::kGT;
 }
 
 // The body's combiner when the kernel can apply it directly, else the
@@ -99,8 +230,16 @@ Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
   p.inputs = v.shapes;
   p.dimensions = dimensions;
   RETURN_IF_ERROR(NeedOneRegion(op));
-  ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> body,
-                   LowerBody(lowering, op.region(0), v, p.combiner));
+  // JAX's argmax and argmin run typed rather than through the body.
+  std::unique_ptr<exec::Kernel> kernel;
+  if (std::optional<bool> max = MatchArgReducer(op.region(0), v.types)) {
+    kernel = exec::MakeArgReduceKernel(p, *max);
+  }
+  if (kernel == nullptr) {
+    ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> body,
+                     LowerBody(lowering, op.region(0), v, p.combiner));
+    kernel = exec::MakeReduceKernel(std::move(p), std::move(body));
+  }
   std::vector<SlotId> outputs;
   for (size_t i = 0; i < v.inputs.size(); ++i) {
     ASSIGN_OR_RETURN(SlotId out,
@@ -109,8 +248,8 @@ Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
   }
   std::vector<SlotId> inputs = v.inputs;
   inputs.insert(inputs.end(), v.inits.begin(), v.inits.end());
-  lowering.Emit(op, exec::MakeReduceKernel(std::move(p), std::move(body)),
-                std::move(inputs), std::move(outputs), /*foldable=*/false);
+  lowering.Emit(op, std::move(kernel), std::move(inputs), std::move(outputs),
+                /*foldable=*/false);
   return OkStatus();
 }
 

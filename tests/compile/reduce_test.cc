@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 
+#include "exec/kernels/reduce.h"
 #include "program_runner.h"
 #include "support/test_support.h"
 
@@ -158,6 +159,111 @@ TEST(ReduceTest, RowMaximumAndMinimumKeepTheirZeroAndNaNRules) {
     const float* row = &random[r * kLength];
     EXPECT_EQ(max[r], *std::max_element(row, row + kLength)) << r;
     EXPECT_EQ(min[r], *std::min_element(row, row + kLength)) << r;
+  }
+}
+
+// JAX's argmax and argmin (a reduce of values and their iota with JAX's
+// reducer body) run as a typed kernel (exec::MakeArgReduceKernel) rather
+// than by calling the body per element. Its results are the body's: the
+// same program with one unused op in the body, which the match refuses,
+// runs the generic path, and both must give the same bits, values and
+// indices, over rows with NaNs, ties, zeros of both signs and infinities,
+// along the last dimension (rows split over the cores) and the first
+// (accumulated row by row). The indices are also checked against the
+// first occurrence computed here, NaN counting as the extreme.
+TEST(ReduceTest, ArgmaxAndArgminRunTypedWithTheBodysResults) {
+  constexpr int64_t kRows = 300, kColumns = 517;
+  auto program = [](bool max, int64_t dimension, bool dead_op) {
+    const std::string in = "tensor<300x517xf32>", idx = "tensor<300x517xi32>";
+    const std::string out = dimension == 1 ? "300" : "517";
+    return std::string("func.func @main(%x: ") + in + ") -> (tensor<" + out +
+           "xf32>, tensor<" + out + "xi32>) {\n" +
+           "  %zero = stablehlo.constant dense<0> : tensor<i32>\n" +
+           "  %init = stablehlo.constant dense<" +
+           (max ? "0xFF800000" : "0x7F800000") + "> : tensor<f32>\n" +
+           "  %iota = stablehlo.iota dim = " + std::to_string(dimension) +
+           " : " + idx + "\n" +
+           "  %r:2 = stablehlo.reduce(%x init: %init), (%iota init: %zero) "
+           "across dimensions = [" +
+           std::to_string(dimension) + "] : (" + in + ", " + idx +
+           ", tensor<f32>, tensor<i32>) -> (tensor<" + out + "xf32>, tensor<" +
+           out + "xi32>)\n" +
+           "    reducer(%a: tensor<f32>, %x2: tensor<f32>) (%ai: tensor<i32>, "
+           "%xi: tensor<i32>) {\n" +
+           "      %1 = stablehlo.compare " + (max ? "GT" : "LT") +
+           ", %a, %x2, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n" +
+           "      %2 = stablehlo.compare NE, %a, %a, FLOAT : (tensor<f32>, "
+           "tensor<f32>) -> tensor<i1>\n" +
+           "      %3 = stablehlo.or %1, %2 : tensor<i1>\n" +
+           "      %4 = stablehlo.compare EQ, %a, %x2, FLOAT : (tensor<f32>, "
+           "tensor<f32>) -> tensor<i1>\n" +
+           "      %5 = stablehlo.compare LT, %ai, %xi, SIGNED : (tensor<i32>, "
+           "tensor<i32>) -> tensor<i1>\n" +
+           "      %6 = stablehlo.and %4, %5 : tensor<i1>\n" +
+           "      %7 = stablehlo.or %3, %6 : tensor<i1>\n" +
+           (dead_op ? "      %8 = stablehlo.add %a, %x2 : tensor<f32>\n" : "") +
+           "      %9 = stablehlo.select %3, %a, %x2 : tensor<i1>, "
+           "tensor<f32>\n" +
+           "      %10 = stablehlo.select %7, %ai, %xi : tensor<i1>, "
+           "tensor<i32>\n" +
+           "      stablehlo.return %9, %10 : tensor<f32>, tensor<i32>\n" +
+           "    }\n" + "  return %r#0, %r#1 : tensor<" + out +
+           "xf32>, tensor<" + out + "xi32>\n}\n";
+  };
+  std::mt19937 rng(23);
+  std::uniform_int_distribution<int> small(-3, 3);
+  std::vector<float> x(kRows * kColumns);
+  // Few distinct values, so that ties are everywhere.
+  for (float& v : x) v = static_cast<float>(small(rng));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < kRows; r += 7)
+    x[r * kColumns + (r * 13) % kColumns] = nan;
+  for (int64_t r = 3; r < kRows; r += 11)
+    x[r * kColumns + (r * 5) % kColumns] = inf;
+  for (int64_t r = 5; r < kRows; r += 13)
+    x[r * kColumns + (r * 3) % kColumns] = -inf;
+  for (int64_t i = 1; i < kRows * kColumns; i += 29) {
+    if (x[i] == 0.0f) x[i] = -0.0f;
+  }
+  const HostArray input =
+      HostArray::Of(ElementType::kF32, {kRows, kColumns}, x);
+  for (bool max : {true, false}) {
+    for (int64_t dimension : {1, 0}) {
+      SCOPED_TRACE(std::string(max ? "argmax" : "argmin") + " along " +
+                   std::to_string(dimension));
+      ASSERT_OK_AND_ASSIGN(auto plan,
+                           CompileText(program(max, dimension, false)));
+      int typed = 0;
+      for (const exec::Step& step : plan->main().steps) {
+        typed += exec::IsArgReduceKernel(*step.kernel);
+      }
+      EXPECT_EQ(typed, 1);
+      ASSERT_OK_AND_ASSIGN(auto generic_plan,
+                           CompileText(program(max, dimension, true)));
+      for (const exec::Step& step : generic_plan->main().steps) {
+        EXPECT_FALSE(exec::IsArgReduceKernel(*step.kernel));
+      }
+      ASSERT_OK_AND_ASSIGN(auto got, RunPlan(*plan, {input}));
+      ASSERT_OK_AND_ASSIGN(auto want, RunPlan(*generic_plan, {input}));
+      EXPECT_TRUE(got[0].bytes == want[0].bytes);
+      EXPECT_TRUE(got[1].bytes == want[1].bytes);
+      std::vector<int32_t> indices = got[1].As<int32_t>();
+      const int64_t results = dimension == 1 ? kRows : kColumns;
+      const int64_t length = dimension == 1 ? kColumns : kRows;
+      for (int64_t o = 0; o < results; ++o) {
+        int64_t best = 0;
+        auto at = [&](int64_t k) {
+          return dimension == 1 ? x[o * kColumns + k] : x[k * kColumns + o];
+        };
+        for (int64_t k = 1; k < length; ++k) {
+          const float b = at(best), c = at(k);
+          if (std::isnan(b)) break;
+          if (std::isnan(c) || (max ? c > b : c < b)) best = k;
+        }
+        ASSERT_EQ(indices[o], best) << o;
+      }
+    }
   }
 }
 

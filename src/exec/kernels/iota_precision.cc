@@ -1,4 +1,5 @@
 // iota and reduce_precision.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -29,10 +30,7 @@ class IotaKernel : public ElementwiseKernel {
       using T = decltype(tag);
       if constexpr (kIsInt<T> || kIsFloat<T>) {
         if (ir::BitWidth(type_) == static_cast<int>(sizeof(T) * 8)) {
-          T* typed = reinterpret_cast<T*>(out);
-          for (int64_t i = 0; i < n; ++i) {
-            typed[i] = static_cast<T>(((begin + i) / inner_) % size_);
-          }
+          FillTyped(reinterpret_cast<T*>(out), begin, n);
           return;
         }
       }
@@ -47,6 +45,34 @@ class IotaKernel : public ElementwiseKernel {
   int cost_per_element() const override { return 4; }
 
  private:
+  // Elements [begin, begin + n) without a division per element: the index
+  // advances by runs of `inner_` equal values (along the last dimension,
+  // runs of one: a count that wraps at `size_`).
+  template <typename T>
+  void FillTyped(T* typed, int64_t begin, int64_t n) const {
+    int64_t within = begin % inner_;
+    int64_t value = (begin / inner_) % size_;
+    int64_t i = 0;
+    if (inner_ == 1) {
+      while (i < n) {
+        const int64_t run = std::min(n - i, size_ - value);
+        for (int64_t k = 0; k < run; ++k) {
+          typed[i + k] = static_cast<T>(value + k);
+        }
+        i += run;
+        value = 0;
+      }
+      return;
+    }
+    while (i < n) {
+      const int64_t run = std::min(n - i, inner_ - within);
+      std::fill_n(typed + i, run, static_cast<T>(value));
+      i += run;
+      within = 0;
+      if (++value == size_) value = 0;
+    }
+  }
+
   ElementType type_;
   int64_t size_ = 1;
   int64_t inner_ = 1;

@@ -110,6 +110,128 @@ bool ReduceFast(Combiner combiner, const std::byte* in, std::byte* out,
   return WithCombinerOp(combiner, run);
 }
 
+// One step of JAX's argmax (kMax) or argmin reducer, the accumulator
+// first as the generic path calls it: the accumulator's value stays if it
+// compares past the element's or is a NaN, and its index stays if its
+// value does, or if the values are equal and its index is the smaller.
+template <bool kMax, typename V, typename I>
+inline void ArgStep(V& value, I& index, V x, I x_index) {
+  const bool keep = (kMax ? value > x : value < x) || value != value;
+  const bool keep_index = keep || (value == x && index < x_index);
+  value = keep ? value : x;
+  index = keep_index ? index : x_index;
+}
+
+// A row of elements folded into a row of accumulators, element by element.
+template <bool kMax, typename V, typename I>
+KILN_VECTORIZED void ArgStepRow(V* values, I* indices, const V* x,
+                                const I* x_indices, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    ArgStep<kMax>(values[i], indices[i], x[i], x_indices[i]);
+  }
+}
+
+// JAX's argmax and argmin reducers, typed: the same steps in the same
+// order as the generic path's calls of the body (row-major over the
+// input), so the same results. Rows reduced whole (the reduced dimensions
+// are the trailing ones) split over the cores.
+class ArgReduceKernelBase : public Kernel {};
+
+template <bool kMax, typename V, typename I>
+class ArgReduceKernel : public ArgReduceKernelBase {
+ public:
+  explicit ArgReduceKernel(ReduceParams p) : p_(std::move(p)) {
+    out_strides_ = ResultStridesPerInputDim(p_.inputs[0], p_.dimensions);
+    const int64_t rank = p_.inputs[0].rank();
+    const int64_t reduced = static_cast<int64_t>(p_.dimensions.size());
+    rows_ = true;
+    for (int64_t d = 0; d < rank; ++d) {
+      const bool kept = std::find(p_.dimensions.begin(), p_.dimensions.end(),
+                                  d) == p_.dimensions.end();
+      if (kept) out_count_ *= p_.inputs[0].dims[d];
+      rows_ = rows_ && kept == (d < rank - reduced);
+    }
+  }
+
+  Status Run(RunContext& ctx, const Step& step) const override {
+    const auto* x = reinterpret_cast<const V*>(ctx.slot(step.inputs[0]));
+    const auto* xi = reinterpret_cast<const I*>(ctx.slot(step.inputs[1]));
+    V init;
+    I init_index;
+    std::memcpy(&init, ctx.slot(step.inputs[2]), sizeof(V));
+    std::memcpy(&init_index, ctx.slot(step.inputs[3]), sizeof(I));
+    auto* values = reinterpret_cast<V*>(ctx.slot(step.outputs[0]));
+    auto* indices = reinterpret_cast<I*>(ctx.slot(step.outputs[1]));
+    std::fill_n(values, out_count_, init);
+    std::fill_n(indices, out_count_, init_index);
+    const std::vector<int64_t>& dims = p_.inputs[0].dims;
+    const int64_t count = NumElements(dims);
+    if (count == 0) return OkStatus();
+    const int64_t rank = static_cast<int64_t>(dims.size());
+    if (rank == 0) {
+      ArgStep<kMax>(values[0], indices[0], x[0], xi[0]);
+      return OkStatus();
+    }
+    // Trailing dimensions reduced: each result folds one contiguous row.
+    if (rows_ && out_count_ > 0) {
+      const int64_t length = count / out_count_;
+      auto rows = [&](int64_t first, int64_t last) {
+        for (int64_t r = first; r < last; ++r) {
+          V value = values[r];
+          I index = indices[r];
+          const V* row = x + r * length;
+          const I* row_indices = xi + r * length;
+          for (int64_t i = 0; i < length; ++i) {
+            ArgStep<kMax>(value, index, row[i], row_indices[i]);
+          }
+          values[r] = value;
+          indices[r] = index;
+        }
+      };
+      constexpr int64_t kMinParallelElements = int64_t{1} << 17;
+      if (count >= 2 * kMinParallelElements && out_count_ > 1) {
+        ParallelFor(out_count_,
+                    std::max<int64_t>(1, kMinParallelElements / length), rows);
+      } else {
+        rows(0, out_count_);
+      }
+      return OkStatus();
+    }
+    const int64_t inner = dims[rank - 1];
+    const int64_t inner_stride = out_strides_[rank - 1];
+    std::vector<int64_t> position(rank - 1, 0);
+    int64_t out_pos = 0;
+    for (int64_t row = 0; row < count / inner; ++row) {
+      const V* row_values = x + row * inner;
+      const I* row_indices = xi + row * inner;
+      if (inner_stride == 1) {
+        ArgStepRow<kMax>(values + out_pos, indices + out_pos, row_values,
+                         row_indices, inner);
+      } else {
+        for (int64_t i = 0; i < inner; ++i) {
+          const int64_t at = out_pos + i * inner_stride;
+          ArgStep<kMax>(values[at], indices[at], row_values[i], row_indices[i]);
+        }
+      }
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        if (++position[d] < dims[d]) {
+          out_pos += out_strides_[d];
+          break;
+        }
+        position[d] = 0;
+        out_pos -= out_strides_[d] * (dims[d] - 1);
+      }
+    }
+    return OkStatus();
+  }
+
+ private:
+  ReduceParams p_;
+  std::vector<int64_t> out_strides_;
+  int64_t out_count_ = 1;
+  bool rows_ = false;  // the reduced dimensions are the trailing ones
+};
+
 class ReduceKernel : public Kernel {
  public:
   ReduceKernel(ReduceParams p, std::unique_ptr<Region> body)
@@ -145,7 +267,8 @@ class ReduceKernel : public Kernel {
     std::vector<const std::byte*> args(2 * n);
     std::vector<std::byte> scratch(16 * n);
     std::vector<int64_t> element_bytes(n);
-    for (size_t i = 0; i < n; ++i) element_bytes[i] = p_.inputs[i].element_bytes();
+    for (size_t i = 0; i < n; ++i)
+      element_bytes[i] = p_.inputs[i].element_bytes();
     int64_t count = NumElements(dims);
     std::vector<int64_t> index(dims.size(), 0);
     int64_t out_pos = 0;
@@ -155,9 +278,8 @@ class ReduceKernel : public Kernel {
         args[i] = ctx.slot(step.outputs[i]) + out_pos * bytes;
         args[n + i] = ctx.slot(step.inputs[i]) + flat * bytes;
       }
-      RETURN_IF_ERROR(body_->CallAndUpdate(ctx, args.data(),
-                                           element_bytes.data(),
-                                           scratch.data()));
+      RETURN_IF_ERROR(body_->CallAndUpdate(
+          ctx, args.data(), element_bytes.data(), scratch.data()));
       for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
         if (++index[d] < dims[d]) {
           out_pos += out_strides_[d];
@@ -199,7 +321,8 @@ class ReduceWindowKernel : public Kernel {
     std::vector<const std::byte*> args(2 * n);
     std::vector<std::byte> scratch(16 * n);
     std::vector<int64_t> element_bytes(n);
-    for (size_t i = 0; i < n; ++i) element_bytes[i] = p_.inputs[i].element_bytes();
+    for (size_t i = 0; i < n; ++i)
+      element_bytes[i] = p_.inputs[i].element_bytes();
     std::vector<int64_t> out_index(rank, 0), window(rank, 0);
     for (int64_t o = 0; o < out_count; ++o) {
       // Walk the window of output element o.
@@ -236,9 +359,8 @@ class ReduceWindowKernel : public Kernel {
               args[i] = ctx.slot(step.outputs[i]) + o * bytes;
               args[n + i] = ctx.slot(step.inputs[i]) + offset * bytes;
             }
-            RETURN_IF_ERROR(body_->CallAndUpdate(ctx, args.data(),
-                                                 element_bytes.data(),
-                                                 scratch.data()));
+            RETURN_IF_ERROR(body_->CallAndUpdate(
+                ctx, args.data(), element_bytes.data(), scratch.data()));
           }
         }
         for (int64_t d = rank - 1; d >= 0; --d) {
@@ -356,6 +478,71 @@ class ReduceWindowKernel : public Kernel {
 };
 
 }  // namespace
+
+bool IsArgReduceKernel(const Kernel& kernel) {
+  return dynamic_cast<const ArgReduceKernelBase*>(&kernel) != nullptr;
+}
+
+std::unique_ptr<Kernel> MakeArgReduceKernel(ReduceParams params, bool max) {
+  if (params.inputs.size() != 2) return nullptr;
+  std::unique_ptr<Kernel> kernel;
+  auto with_index = [&](auto value_tag) {
+    using V = decltype(value_tag);
+    auto make = [&](auto index_tag) {
+      using I = decltype(index_tag);
+      if (max) {
+        kernel = std::make_unique<ArgReduceKernel<true, V, I>>(params);
+      } else {
+        kernel = std::make_unique<ArgReduceKernel<false, V, I>>(params);
+      }
+    };
+    switch (params.inputs[1].type) {
+      case ElementType::kI32:
+        make(int32_t{});
+        break;
+      case ElementType::kI64:
+        make(int64_t{});
+        break;
+      default:
+        break;
+    }
+  };
+  switch (params.inputs[0].type) {
+    case ElementType::kF32:
+      with_index(float{});
+      break;
+    case ElementType::kF64:
+      with_index(double{});
+      break;
+    case ElementType::kI8:
+      with_index(int8_t{});
+      break;
+    case ElementType::kI16:
+      with_index(int16_t{});
+      break;
+    case ElementType::kI32:
+      with_index(int32_t{});
+      break;
+    case ElementType::kI64:
+      with_index(int64_t{});
+      break;
+    case ElementType::kUI8:
+      with_index(uint8_t{});
+      break;
+    case ElementType::kUI16:
+      with_index(uint16_t{});
+      break;
+    case ElementType::kUI32:
+      with_index(uint32_t{});
+      break;
+    case ElementType::kUI64:
+      with_index(uint64_t{});
+      break;
+    default:
+      break;
+  }
+  return kernel;
+}
 
 std::unique_ptr<Kernel> MakeReduceKernel(ReduceParams params,
                                          std::unique_ptr<Region> body) {

@@ -24,6 +24,19 @@ struct ReduceParams {
 std::unique_ptr<Kernel> MakeReduceKernel(ReduceParams params,
                                          std::unique_ptr<Region> body);
 
+// A reduce of two inputs, values and their indices (inputs: values,
+// indices, their two inits; outputs: the reduced values and indices),
+// whose body is JAX's argmax (`max`) or argmin reducer: the accumulator
+// (av, ai) and an element (x, xi) give (av, ai) if av compares past x
+// (greater for argmax, less for argmin) or is a NaN, else (x, xi), except
+// that ai stays where av == x and ai < xi. Folded in row-major order from
+// the inits, as the generic path calls the body, so its results are that
+// path's. Null where the types are not served: values f32, f64 or an
+// integer type of 8 to 64 bits, indices i32 or i64.
+std::unique_ptr<Kernel> MakeArgReduceKernel(ReduceParams params, bool max);
+// Whether `kernel` is one MakeArgReduceKernel made (for tests).
+bool IsArgReduceKernel(const Kernel& kernel);
+
 struct ReduceWindowParams {
   std::vector<ArrayShape> inputs;  // N inputs of one shape
   std::vector<int64_t> output_dims;
