@@ -267,6 +267,110 @@ TEST(ReduceTest, ArgmaxAndArgminRunTypedWithTheBodysResults) {
   }
 }
 
+// A reduce_window that is a prefix scan (JAX's cumsum, cummax, ... on CPU:
+// the window spans the dimension with all but one element of low padding)
+// runs as a scan, in the order the window walk combines: the same bits as
+// the per-element body calls of the generic path, which an unused op in
+// the body forces. Along the last dimension and a middle one, sums of
+// floats and wrapping integers, and maximum with NaNs and zeros of both
+// signs; a scan from the high end (padding high), which is no prefix
+// scan, keeps the window walk.
+TEST(ReduceTest, PrefixScansRunAsScansWithTheWindowsBits) {
+  auto program = [](const std::string& type, const std::string& op,
+                    const std::string& init, int64_t dimension, bool generic,
+                    bool from_high) {
+    const std::string t = "tensor<6x37x50x" + type + ">";
+    const int64_t size = dimension == 1 ? 37 : 50;
+    std::string window = dimension == 1 ? "1, 37, 1" : "1, 1, 50";
+    std::string pad = std::to_string(size - 1);
+    std::string padding =
+        dimension == 1 ? (from_high ? "[[0, 0], [0, " + pad + "], [0, 0]]"
+                                    : "[[0, 0], [" + pad + ", 0], [0, 0]]")
+                       : (from_high ? "[[0, 0], [0, 0], [0, " + pad + "]]"
+                                    : "[[0, 0], [0, 0], [" + pad + ", 0]]");
+    return "func.func @main(%x: " + t + ") -> " + t +
+           " {\n"
+           "  %init = stablehlo.constant dense<" +
+           init + "> : tensor<" + type +
+           ">\n"
+           "  %r = \"stablehlo.reduce_window\"(%x, %init) <{padding = dense<" +
+           padding +
+           "> : tensor<3x2xi64>, window_dimensions = array<i64: " + window +
+           ">}> ({\n"
+           "  ^bb0(%a: tensor<" +
+           type + ">, %b: tensor<" + type +
+           ">):\n"
+           "    %c = stablehlo." +
+           op + " %a, %b : tensor<" + type + ">\n" +
+           (generic ? "    %unused = stablehlo.subtract %a, %b : tensor<" +
+                          type + ">\n"
+                    : "") +
+           "    stablehlo.return %c : tensor<" + type +
+           ">\n"
+           "  }) : (" +
+           t + ", tensor<" + type + ">) -> " + t +
+           "\n"
+           "  return %r : " +
+           t + "\n}\n";
+  };
+  const int64_t count = 6 * 37 * 50;
+  std::mt19937 rng(29);
+  std::normal_distribution<float> normal(0.0f, 10.0f);
+  std::vector<float> floats(count);
+  for (float& v : floats) v = normal(rng);
+  std::vector<float> special = floats;
+  for (int64_t i = 0; i < count; i += 97) {
+    special[i] = std::numeric_limits<float>::quiet_NaN();
+  }
+  for (int64_t i = 5; i < count; i += 41) special[i] = (i % 2) ? 0.0f : -0.0f;
+  std::vector<int32_t> ints(count);
+  for (int64_t i = 0; i < count; ++i) {
+    ints[i] = static_cast<int32_t>(rng()) | 0x40000000;  // sums wrap
+  }
+  struct Case {
+    std::string type, op, init;
+    HostArray input;
+  };
+  const std::vector<Case> cases = {
+      {"f32", "add", "0.0",
+       HostArray::Of(ElementType::kF32, {6, 37, 50}, floats)},
+      {"f32", "maximum", "0xFF800000",
+       HostArray::Of(ElementType::kF32, {6, 37, 50}, special)},
+      {"i32", "add", "0", HostArray::Of(ElementType::kI32, {6, 37, 50}, ints)},
+  };
+  for (const Case& c : cases) {
+    for (int64_t dimension : {int64_t{1}, int64_t{2}}) {
+      for (bool from_high : {false, true}) {
+        SCOPED_TRACE(c.type + " " + c.op + " along " +
+                     std::to_string(dimension) +
+                     (from_high ? " from the high end" : ""));
+        ASSERT_OK_AND_ASSIGN(
+            auto got,
+            RunText(program(c.type, c.op, c.init, dimension, false, from_high),
+                    {c.input}));
+        ASSERT_OK_AND_ASSIGN(
+            auto want,
+            RunText(program(c.type, c.op, c.init, dimension, true, from_high),
+                    {c.input}));
+        EXPECT_TRUE(got[0].bytes == want[0].bytes);
+      }
+    }
+  }
+  // And the sum itself, along the last dimension, against a double sum
+  // (a float scan rounds once per step).
+  ASSERT_OK_AND_ASSIGN(
+      auto sums,
+      RunText(program("f32", "add", "0.0", 2, false, false), {cases[0].input}));
+  std::vector<float> got = sums[0].As<float>();
+  for (int64_t line = 0; line < 6 * 37; line += 5) {
+    double sum = 0;
+    for (int64_t i = 0; i < 50; ++i) {
+      sum += floats[line * 50 + i];
+      ASSERT_NEAR(got[line * 50 + i], sum, 1e-3) << line << " " << i;
+    }
+  }
+}
+
 // Pooling (reduce_window with a known combiner, no dilation) runs as
 // interval walks that combine contiguous rows; each result combines its
 // window in row-major order from the init value, as a naive loop here

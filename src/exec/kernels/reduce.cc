@@ -299,12 +299,51 @@ class ReduceKernel : public Kernel {
   int64_t out_count_ = 1;
 };
 
+// y[i] = op(previous[i], x[i]): one step of a scan over rows.
+template <typename Op, typename T>
+KILN_VECTORIZED void CombineInto(T* y, const T* previous, const T* x,
+                                 int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = Op::Apply(previous[i], x[i], 0);
+}
+
+// A prefix scan along a dimension of `length` elements between `outer`
+// blocks and `inner` contiguous columns: y[o, i, j] = op(y[o, i - 1, j],
+// x[o, i, j]) from op(init, x[o, 0, j]), for the columns [first, last) of
+// outer * inner.
+template <typename Op, typename T>
+void ScanColumns(const T* x, T* y, T init, int64_t length, int64_t inner,
+                 int64_t first, int64_t last) {
+  while (first < last) {
+    const int64_t o = first / inner, j0 = first % inner;
+    const int64_t j1 = std::min(inner, j0 + (last - first));
+    const int64_t base = o * length * inner;
+    const T* xo = x + base;
+    T* yo = y + base;
+    if (j1 - j0 == 1) {
+      T acc = Op::Apply(init, xo[j0], 0);
+      yo[j0] = acc;
+      for (int64_t i = 1; i < length; ++i) {
+        acc = Op::Apply(acc, xo[i * inner + j0], 0);
+        yo[i * inner + j0] = acc;
+      }
+    } else {
+      for (int64_t j = j0; j < j1; ++j) yo[j] = Op::Apply(init, xo[j], 0);
+      for (int64_t i = 1; i < length; ++i) {
+        CombineInto<Op, T>(yo + i * inner + j0, yo + (i - 1) * inner + j0,
+                           xo + i * inner + j0, j1 - j0);
+      }
+    }
+    first += j1 - j0;
+  }
+}
+
 class ReduceWindowKernel : public Kernel {
  public:
   ReduceWindowKernel(ReduceWindowParams p, std::unique_ptr<Region> body)
       : p_(std::move(p)) {
     if (body) body_ = std::make_unique<ScalarRegion>(std::move(body));
     in_strides_ = p_.inputs[0].Strides();
+    if (!body_ && p_.inputs.size() == 1) scan_dimension_ = ScanDimension();
   }
 
   Status Run(RunContext& ctx, const Step& step) const override {
@@ -312,6 +351,10 @@ class ReduceWindowKernel : public Kernel {
     const ArrayShape& input = p_.inputs[0];
     int64_t rank = input.rank();
     int64_t out_count = NumElements(p_.output_dims);
+    if (scan_dimension_ >= 0 && RunScan(ctx, step)) {
+      if (ctx.cancelled()) return ctx.CancelledStatus();
+      return OkStatus();
+    }
     // Pooling starts each result row from the init value itself.
     if (!body_ && Undilated()) return RunUndilated(ctx, step);
     for (size_t i = 0; i < n; ++i) {
@@ -378,6 +421,65 @@ class ReduceWindowKernel : public Kernel {
   }
 
  private:
+  // The dimension d of a prefix scan (jnp.cumsum, lax.cummax, ... as JAX
+  // writes them for CPUs): the window spans all of d with d's size - 1
+  // elements of low padding, at stride one, and is one element at stride
+  // one without padding in every other dimension; no dilation. Result i
+  // along d combines elements 0 to i in order from the init value (the
+  // padding takes no part), which a scan computes in the same order. -1
+  // for any other window.
+  int64_t ScanDimension() const {
+    const ArrayShape& input = p_.inputs[0];
+    int64_t found = -1;
+    for (int64_t d = 0; d < input.rank(); ++d) {
+      const int64_t size = input.dims[d];
+      if (p_.base_dilations[d] != 1 || p_.window_dilations[d] != 1 ||
+          p_.window_strides[d] != 1 || p_.output_dims[d] != size) {
+        return -1;
+      }
+      if (p_.window_dimensions[d] == 1 && p_.padding_low[d] == 0) continue;
+      if (found >= 0 || size < 2 || p_.window_dimensions[d] != size ||
+          p_.padding_low[d] != size - 1) {
+        return -1;
+      }
+      found = d;
+    }
+    return found;
+  }
+
+  // The scan along scan_dimension_, typed, its columns split over the
+  // cores. False where the combiner and type have no typed form.
+  bool RunScan(RunContext& ctx, const Step& step) const {
+    const ArrayShape& input = p_.inputs[0];
+    const int64_t d = scan_dimension_;
+    const int64_t length = input.dims[d];
+    int64_t outer = 1, inner = 1;
+    for (int64_t k = 0; k < d; ++k) outer *= input.dims[k];
+    for (int64_t k = d + 1; k < input.rank(); ++k) inner *= input.dims[k];
+    bool done = false;
+    DispatchNative(input.type, [&](auto tag) {
+      using T = decltype(tag);
+      if (ir::BitWidth(input.type) != static_cast<int>(sizeof(T) * 8)) return;
+      WithCombinerOp(p_.combiner, [&](auto op) {
+        using Op = decltype(op);
+        if constexpr (requires(T v) { Op::Apply(v, v, 0); }) {
+          const auto* x = reinterpret_cast<const T*>(ctx.slot(step.inputs[0]));
+          auto* y = reinterpret_cast<T*>(ctx.slot(step.outputs[0]));
+          T init;
+          std::memcpy(&init, ctx.slot(step.inputs[1]), sizeof(T));
+          ParallelFor(
+              outer * inner, std::max<int64_t>(1, (int64_t{1} << 16) / length),
+              [&](int64_t first, int64_t last) {
+                ScanColumns<Op, T>(x, y, init, length, inner, first, last);
+              });
+          done = true;
+        }
+        return done;
+      });
+    });
+    return done;
+  }
+
   bool Undilated() const {
     for (size_t d = 0; d < p_.window_dimensions.size(); ++d) {
       if (p_.base_dilations[d] != 1 || p_.window_dilations[d] != 1) {
@@ -475,6 +577,7 @@ class ReduceWindowKernel : public Kernel {
   ReduceWindowParams p_;
   std::unique_ptr<ScalarRegion> body_;
   std::vector<int64_t> in_strides_;
+  int64_t scan_dimension_ = -1;  // ScanDimension(), for a known combiner
 };
 
 }  // namespace
