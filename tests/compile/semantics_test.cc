@@ -160,6 +160,58 @@ func.func @main() -> (tensor<2x2xi32>, tensor<5xi32>) {
   EXPECT_EQ(out[1].As<int32_t>(), (std::vector<int32_t>{0, 11, 22, 30, 40}));
 }
 
+// A scatter with a known combiner whose window rows are contiguous (an
+// embedding's gradient: rows of updates added into rows of a table)
+// combines a row at a time. Each element still takes its updates in the
+// order of the updates: with repeated indices (float sums, whose order
+// shows in the bits) and out-of-range ones (skipped), the result is the
+// bits of the per-element body calls that an unused op in the body
+// forces, and within rounding of sums computed here.
+TEST(SemanticsTest, ScatterAddsWholeRowsInTheUpdatesOrder) {
+  auto program = [](bool generic) {
+    return std::string(
+               "func.func @main(%t: tensor<10x3x8xf32>, %i: tensor<50x1xi32>, "
+               "%u: tensor<50x3x8xf32>) -> tensor<10x3x8xf32> {\n"
+               "  %r = \"stablehlo.scatter\"(%t, %i, %u) "
+               "<{scatter_dimension_numbers = #stablehlo.scatter<"
+               "update_window_dims = [1, 2], inserted_window_dims = [0], "
+               "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> "
+               "({\n"
+               "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+               "    %s = stablehlo.add %a, %b : tensor<f32>\n") +
+           (generic ? "    %unused = stablehlo.multiply %a, %b : tensor<f32>\n"
+                    : "") +
+           "    stablehlo.return %s : tensor<f32>\n"
+           "  }) : (tensor<10x3x8xf32>, tensor<50x1xi32>, tensor<50x3x8xf32>) "
+           "-> tensor<10x3x8xf32>\n"
+           "  return %r : tensor<10x3x8xf32>\n}\n";
+  };
+  std::vector<float> table(10 * 3 * 8), updates(50 * 3 * 8);
+  for (size_t k = 0; k < table.size(); ++k) table[k] = 0.1f * k;
+  for (size_t k = 0; k < updates.size(); ++k) {
+    updates[k] = 1.0f / (1.0f + k) * ((k % 3) ? 1e4f : 1e-4f);
+  }
+  std::vector<int32_t> indices(50);
+  for (int k = 0; k < 50; ++k) indices[k] = (k * 7) % 12 - 1;  // -1..10
+  std::vector<HostArray> inputs = {
+      HostArray::Of(ElementType::kF32, {10, 3, 8}, table),
+      HostArray::Of(ElementType::kI32, {50, 1}, indices),
+      HostArray::Of(ElementType::kF32, {50, 3, 8}, updates)};
+  ASSERT_OK_AND_ASSIGN(auto got, RunText(program(false), inputs));
+  ASSERT_OK_AND_ASSIGN(auto want, RunText(program(true), inputs));
+  EXPECT_TRUE(got[0].bytes == want[0].bytes);
+  std::vector<double> sums(table.begin(), table.end());
+  for (int k = 0; k < 50; ++k) {
+    if (indices[k] < 0 || indices[k] >= 10) continue;
+    for (int e = 0; e < 24; ++e)
+      sums[indices[k] * 24 + e] += updates[k * 24 + e];
+  }
+  std::vector<float> result = got[0].As<float>();
+  for (size_t e = 0; e < sums.size(); ++e) {
+    EXPECT_NEAR(result[e], sums[e], 1e-6 * (1 + std::fabs(sums[e]))) << e;
+  }
+}
+
 TEST(SemanticsTest, SortIsStableWithAnyComparator) {
   // Sort by key parity only: evens before odds, ties keep their order.
   ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(

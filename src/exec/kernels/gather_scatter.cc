@@ -163,6 +163,13 @@ class ScatterKernel : public Kernel {
                           space_.indices_dims.end(), indices_dim);
       batching_positions_.push_back(it - space_.indices_dims.begin());
     }
+    // A window whose last dimension is contiguous in the operand and the
+    // updates (an embedding's rows) is combined a row at a time.
+    if (!window_dims_.empty() && window_operand_strides_.back() == 1 &&
+        window_update_strides_.back() == 1) {
+      row_length_ = window_dims_.back();
+      row_outer_dims_.assign(window_dims_.begin(), window_dims_.end() - 1);
+    }
   }
 
   Status Run(RunContext& ctx, const Step& step) const override {
@@ -209,6 +216,21 @@ class ScatterKernel : public Kernel {
           return;
         operand_base += start[d] * operand_strides_[d];
       }
+      if (!body_ && row_length_ > 0) {
+        // Each element combines its updates in the order of the updates,
+        // as below; a row's elements are independent of each other.
+        const int64_t bytes = operand.element_bytes();
+        ForEachIndex(row_outer_dims_, [&](const std::vector<int64_t>& w) {
+          int64_t o = operand_base, u = update_base;
+          for (size_t d = 0; d < w.size(); ++d) {
+            o += w[d] * window_operand_strides_[d];
+            u += w[d] * window_update_strides_[d];
+          }
+          ApplyCombiner(p_.combiner, operand.type, results[0] + o * bytes,
+                        updates[0] + u * bytes, row_length_);
+        });
+        return;
+      }
       ForEachIndex(window_dims_, [&](const std::vector<int64_t>& w) {
         if (!status.ok()) return;
         int64_t o = operand_base, u = update_base;
@@ -245,6 +267,10 @@ class ScatterKernel : public Kernel {
   std::vector<int64_t> window_update_strides_;
   std::vector<int64_t> window_sizes_;
   std::vector<int64_t> batching_positions_;
+  // With a contiguous last window dimension: its length, and the window
+  // dimensions before it.
+  int64_t row_length_ = 0;
+  std::vector<int64_t> row_outer_dims_;
 };
 
 }  // namespace
