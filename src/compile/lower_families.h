@@ -52,6 +52,9 @@ bool BoolAttr(const ir::Operation& op, std::string_view name);
 // An error "OP: element type T is not supported".
 Status UnsupportedType(const ir::Operation& op, ElementType type);
 
+// The value of a splat f32 or f64 constant, if `op` is one.
+std::optional<double> FloatSplat(const ir::Operation& op);
+
 // The combiner a two-operand-per-value body computes, when it is one the
 // kernels know: `(a, b) -> op(a, b)` (either order for commutative ops),
 // `(a, b) -> b` or `(a, b) -> a`; kGeneric otherwise.

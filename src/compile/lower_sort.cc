@@ -1,4 +1,6 @@
 // Lowering of sort and chlo.top_k.
+#include <cmath>
+
 #include "compile/lower_families.h"
 #include "exec/kernels/element.h"
 #include "exec/kernels/sort.h"
@@ -8,17 +10,93 @@ namespace {
 
 using ir::OpCode;
 
-// A comparator that is one compare LT/GT of one input's lhs and rhs.
+// The comparison direction of `op` if it is a compare whose compare_type
+// is `type` (kNoType: absent or NOTYPE or FLOAT, a float compare); -1
+// otherwise.
+int64_t DirectionOf(const ir::Operation* op, int64_t type) {
+  if (op == nullptr || !op->is(OpCode::kCompare) || op->num_operands() != 2) {
+    return -1;
+  }
+  ir::Attribute compare_type = op->GetAttr("compare_type");
+  const int64_t actual =
+      compare_type.is(ir::AttrKind::kEnum) ? compare_type.enum_value() : 0;
+  const bool float_compare =
+      actual == ir::kNoType || actual == ir::kFloatCompare;
+  if (type == ir::kNoType ? !float_compare : actual != type) return -1;
+  ir::Attribute direction = op->GetAttr("comparison_direction");
+  return direction.is(ir::AttrKind::kEnum) ? direction.enum_value() : -1;
+}
+
+// Whether `value` is a splat float constant for which `test` holds.
+template <typename Test>
+bool IsSplat(const ir::Value* value, Test test) {
+  const ir::Operation* op = value->defining_op();
+  if (op == nullptr) return false;
+  std::optional<double> splat = FloatSplat(*op);
+  return splat.has_value() && test(*splat);
+}
+
+// What JAX's float sort comparator canonicalizes into `value` before its
+// total-order compare (-0 to +0, every NaN to a positive NaN):
+//   select(compare(NE, x, x), NaN, select(compare(EQ, x, 0), 0, x))
+// x, or null where `value` is not that.
+const ir::Value* CanonicalizedFrom(const ir::Value* value) {
+  auto select_of = [](const ir::Value* v) -> const ir::Operation* {
+    const ir::Operation* op = v->defining_op();
+    return op != nullptr && op->is(OpCode::kSelect) && op->num_operands() == 3
+               ? op
+               : nullptr;
+  };
+  const ir::Operation* nan_select = select_of(value);
+  if (nan_select == nullptr) return nullptr;
+  const ir::Operation* nan_test = nan_select->operand(0)->defining_op();
+  if (DirectionOf(nan_test, ir::kNoType) != ir::kNE ||
+      nan_test->operand(0) != nan_test->operand(1) ||
+      !IsSplat(nan_select->operand(1),
+               [](double v) { return std::isnan(v) && !std::signbit(v); })) {
+    return nullptr;
+  }
+  const ir::Value* x = nan_test->operand(0);
+  const ir::Operation* zero_select = select_of(nan_select->operand(2));
+  if (zero_select == nullptr || zero_select->operand(2) != x) return nullptr;
+  const ir::Operation* zero_test = zero_select->operand(0)->defining_op();
+  auto positive_zero = [](double v) { return v == 0 && !std::signbit(v); };
+  if (DirectionOf(zero_test, ir::kNoType) != ir::kEQ ||
+      zero_test->operand(0) != x ||
+      !IsSplat(zero_test->operand(1), [](double v) { return v == 0; }) ||
+      !IsSplat(zero_select->operand(1), positive_zero)) {
+    return nullptr;
+  }
+  return x;
+}
+
+// A comparator that is one compare LT/GT of one input's lhs and rhs, or
+// JAX's float comparator: that compare in total order of the two
+// canonicalized (CanonicalizedFrom; KnownComparator::canonical).
 bool MatchComparator(const ir::Region& region, int inputs,
                      exec::KnownComparator& known) {
   if (region.num_blocks() != 1) return false;
   const ir::Block& block = region.front();
   const auto& ops = block.operations();
-  if (ops.size() != 2 || block.num_arguments() != 2 * inputs) return false;
-  const ir::Operation& compare = *ops[0];
-  const ir::Operation& ret = *ops[1];
-  if (!compare.is(OpCode::kCompare) || ret.num_operands() != 1 ||
-      ret.operand(0) != compare.result(0)) {
+  if (block.num_arguments() != 2 * inputs || ops.empty()) return false;
+  const ir::Operation& ret = *ops.back();
+  if (ret.num_operands() != 1) return false;
+  const ir::Operation* found = ret.operand(0)->defining_op();
+  if (found == nullptr || !found->is(OpCode::kCompare) ||
+      found->num_operands() != 2) {
+    return false;
+  }
+  const ir::Operation& compare = *found;
+  const ir::Value* lhs = compare.operand(0);
+  const ir::Value* rhs = compare.operand(1);
+  // The canonical form: the compare, four ops per side, the return.
+  bool canonical = false;
+  if (ops.size() == 10 && DirectionOf(&compare, ir::kTotalOrder) >= 0) {
+    lhs = CanonicalizedFrom(lhs);
+    rhs = CanonicalizedFrom(rhs);
+    if (lhs == nullptr || rhs == nullptr) return false;
+    canonical = true;
+  } else if (ops.size() != 2) {
     return false;
   }
   ir::Attribute direction = compare.GetAttr("comparison_direction");
@@ -26,8 +104,14 @@ bool MatchComparator(const ir::Region& region, int inputs,
   int64_t d = direction.enum_value();
   if (d != ir::kLT && d != ir::kGT) return false;
   for (int k = 0; k < inputs; ++k) {
-    if (compare.operand(0) == block.argument(2 * k) &&
-        compare.operand(1) == block.argument(2 * k + 1)) {
+    if (lhs == block.argument(2 * k) && rhs == block.argument(2 * k + 1)) {
+      const ir::Type& key = lhs->type();
+      if (canonical &&
+          (!key.IsTensor() || !key.element().is(ir::TypeKind::kElement) ||
+           !ir::IsFloat(key.element().element_type()))) {
+        return false;
+      }
+      known.canonical = canonical;
       known.operand = k;
       known.direction = d == ir::kLT ? exec::CompareDirection::kLT
                                      : exec::CompareDirection::kGT;

@@ -1,6 +1,8 @@
 // Helpers shared by the lower_*.cc files, and the table of families.
 #include "compile/lower_families.h"
 
+#include "exec/kernels/element.h"
+
 #include "exec/kernels/convert.h"
 #include "exec/kernels/shape.h"
 
@@ -94,6 +96,29 @@ bool BoolAttr(const ir::Operation& op, std::string_view name) {
 Status UnsupportedType(const ir::Operation& op, ElementType type) {
   return UnimplementedError(op.Describe(), ": element type ",
                             ir::ElementTypeName(type), " is not supported");
+}
+
+std::optional<double> FloatSplat(const ir::Operation& op) {
+  if (!op.is(ir::OpCode::kConstant) || op.num_results() != 1)
+    return std::nullopt;
+  ir::Attribute value = op.GetAttr("value");
+  if (!value.is(ir::AttrKind::kDenseElements) || !value.dense_is_splat()) {
+    return std::nullopt;
+  }
+  const ir::Type type = op.result(0)->type();
+  if (!type.IsTensor() || !type.element().is(ir::TypeKind::kElement)) {
+    return std::nullopt;
+  }
+  const ir::ElementType element = type.element().element_type();
+  if (element != ir::ElementType::kF32 && element != ir::ElementType::kF64) {
+    return std::nullopt;
+  }
+  const std::string& data = value.dense_data();
+  if (data.size() != static_cast<size_t>(ir::StorageBytes(element))) {
+    return std::nullopt;
+  }
+  return exec::LoadDouble(element,
+                          reinterpret_cast<const std::byte*>(data.data()), 0);
 }
 
 exec::Combiner MatchCombiner(const ir::Region& region) {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compile/lower_families.h"
 #include "exec/kernels/element.h"
 #include "ir/attributes.h"
 
@@ -44,29 +45,6 @@ bool IsF32Tensor(const ir::Type& type) {
          type.element().element_type() == ir::ElementType::kF32;
 }
 
-// The value of a splat float constant, if `op` is one.
-std::optional<double> SplatValue(const ir::Operation& op) {
-  if (!op.is(OpCode::kConstant) || op.num_results() != 1) return std::nullopt;
-  ir::Attribute value = op.GetAttr("value");
-  if (!value.is(ir::AttrKind::kDenseElements) || !value.dense_is_splat()) {
-    return std::nullopt;
-  }
-  const ir::Type type = op.result(0)->type();
-  if (!type.IsTensor() || !type.element().is(ir::TypeKind::kElement)) {
-    return std::nullopt;
-  }
-  const ir::ElementType element = type.element().element_type();
-  if (element != ir::ElementType::kF32 && element != ir::ElementType::kF64) {
-    return std::nullopt;
-  }
-  const std::string& data = value.dense_data();
-  if (data.size() != static_cast<size_t>(ir::StorageBytes(element))) {
-    return std::nullopt;
-  }
-  return exec::LoadDouble(element,
-                          reinterpret_cast<const std::byte*>(data.data()), 0);
-}
-
 // Points across erfc's range: both branches of every expansion (|x| below
 // and above 1, 2, ...), both signs, and far enough out that the
 // exponential's cut-off is exercised.
@@ -91,7 +69,7 @@ std::optional<Samples> Evaluate(const std::vector<ir::Operation*>& ops,
     if (it != values.end()) return it->second;
     const ir::Operation* def = v->defining_op();
     if (def == nullptr) return std::nullopt;
-    std::optional<double> splat = SplatValue(*def);
+    std::optional<double> splat = FloatSplat(*def);
     if (!splat) return std::nullopt;
     return Samples(kNumSamples, *splat);
   };
@@ -125,7 +103,7 @@ std::optional<Samples> Evaluate(const std::vector<ir::Operation*>& ops,
     bool evaluated = false;
     switch (op->code()) {
       case OpCode::kConstant: {
-        std::optional<double> splat = SplatValue(*op);
+        std::optional<double> splat = FloatSplat(*op);
         if (splat) out.assign(kNumSamples, *splat);
         evaluated = splat.has_value();
         break;
@@ -271,7 +249,7 @@ int RecoverInBlock(ir::Block& block) {
       for (ir::Value* v : op->operands()) {
         const ir::Operation* def = v->defining_op();
         if (in_component.count(def) != 0) continue;
-        if (def != nullptr && SplatValue(*def)) continue;
+        if (def != nullptr && FloatSplat(*def)) continue;
         inputs.insert(v);
       }
       for (int r = 0; r < op->num_results(); ++r) {

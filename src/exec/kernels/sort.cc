@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "exec/kernels/element.h"
@@ -50,11 +51,20 @@ auto TotalKey(T value) {
                   : bits;
 }
 
+// -0 as +0 and any NaN as the positive quiet NaN.
 template <typename T>
-bool Less(const T& a, const T& b, CompareDirection direction, bool total) {
+T Canonical(T value) {
+  if (value != value) return std::numeric_limits<T>::quiet_NaN();
+  return value == T(0) ? T(0) : value;
+}
+
+template <typename T>
+bool Less(const T& a, const T& b, CompareDirection direction, bool total,
+          bool canonical = false) {
   if constexpr (kIsFloat<T>) {
     if (total) {
-      auto ka = TotalKey(a), kb = TotalKey(b);
+      auto ka = canonical ? TotalKey(Canonical(a)) : TotalKey(a);
+      auto kb = canonical ? TotalKey(Canonical(b)) : TotalKey(b);
       return direction == CompareDirection::kLT ? ka < kb : ka > kb;
     }
   }
@@ -130,7 +140,7 @@ class SortKernel : public Kernel {
       const T* keys = reinterpret_cast<const T*>(data);
       std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
         return Less(keys[base + a * stride_], keys[base + b * stride_],
-                    c.direction, total);
+                    c.direction, total, c.canonical);
       });
     });
   }
@@ -138,6 +148,8 @@ class SortKernel : public Kernel {
   SortParams p_;
   std::unique_ptr<ScalarRegion> comparator_;
   int64_t stride_ = 1;
+
+  friend bool kiln::exec::SortsByKnownComparator(const Kernel& kernel);
 };
 
 class TopKKernel : public Kernel {
@@ -193,6 +205,11 @@ class TopKKernel : public Kernel {
 };
 
 }  // namespace
+
+bool SortsByKnownComparator(const Kernel& kernel) {
+  const auto* sort = dynamic_cast<const SortKernel*>(&kernel);
+  return sort != nullptr && sort->p_.known;
+}
 
 std::unique_ptr<Kernel> MakeSortKernel(SortParams params,
                                        std::unique_ptr<Region> comparator) {

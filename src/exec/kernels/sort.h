@@ -15,6 +15,9 @@ struct KnownComparator {
   int operand = 0;  // which input is the key
   CompareDirection direction = CompareDirection::kLT;
   CompareType type = CompareType::kDefault;
+  // Float keys are canonicalized before a total-order compare: -0 as +0
+  // and every NaN as one positive NaN (JAX's comparator for jnp.sort).
+  bool canonical = false;
 };
 
 struct SortParams {
@@ -30,6 +33,10 @@ struct SortParams {
 // the comparator does not order keep their input order.
 std::unique_ptr<Kernel> MakeSortKernel(SortParams params,
                                        std::unique_ptr<Region> comparator);
+
+// Whether `kernel` is a sort kernel that compares by a known comparator
+// rather than calling the comparator region (for tests).
+bool SortsByKnownComparator(const Kernel& kernel);
 
 // chlo.top_k: the k largest elements of the last dimension (NaN above
 // everything, stable among equals) and their indices (i32 or i64).
