@@ -52,6 +52,10 @@ bool BoolAttr(const ir::Operation& op, std::string_view name);
 // An error "OP: element type T is not supported".
 Status UnsupportedType(const ir::Operation& op, ElementType type);
 
+// chlo.top_k of `op`'s operand 0 into its results 0 (values) and 1
+// (indices): the k largest along the last dimension (lower_sort.cc).
+Status EmitTopK(Lowering& lowering, const ir::Operation& op, int64_t k);
+
 // The value of a splat f32 or f64 constant, if `op` is one.
 std::optional<double> FloatSplat(const ir::Operation& op);
 

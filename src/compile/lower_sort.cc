@@ -142,8 +142,14 @@ Status LowerSort(Lowering& lowering, const ir::Operation& op) {
 }
 
 Status LowerTopK(Lowering& lowering, const ir::Operation& op) {
-  ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, 0));
   ASSIGN_OR_RETURN(int64_t k, IntAttr(op, "k"));
+  return EmitTopK(lowering, op, k);
+}
+
+}  // namespace
+
+Status EmitTopK(Lowering& lowering, const ir::Operation& op, int64_t k) {
+  ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, 0));
   ArrayShape in = lowering.shape(operand);
   if (in.rank() < 1 || k < 0 || k > in.dims.back()) {
     return InvalidArgumentError(op.Describe(), ": k = ", k,
@@ -157,8 +163,6 @@ Status LowerTopK(Lowering& lowering, const ir::Operation& op) {
                 {operand}, {values, indices});
   return OkStatus();
 }
-
-}  // namespace
 
 StatusOr<std::vector<SlotId>> EmitSort(Lowering& lowering,
                                        const ir::Operation& op,

@@ -42,16 +42,14 @@ Status LowerConstant(Lowering& lowering, const ir::Operation& op) {
   std::string data;
   ElementType wanted_type = lowering.SlotElementType(type).value();
   if (value.is(ir::AttrKind::kDenseElements) && value.dense_is_splat() &&
-      shape.byte_size() > kMaxExpandedSplatBytes &&
-      wanted_type == shape.type) {
+      shape.byte_size() > kMaxExpandedSplatBytes && wanted_type == shape.type) {
     // A large splat stays one element: a broadcast view of a scalar
     // constant, which consumers fuse with and folding never expands.
     std::string element = value.dense_data();
     if (static_cast<int64_t>(element.size()) != shape.element_bytes()) {
       return InvalidArgumentError(op.Describe(), ": splat element has ",
-                                  element.size(), " bytes; ",
-                                  shape.ToString(), " needs ",
-                                  shape.element_bytes());
+                                  element.size(), " bytes; ", shape.ToString(),
+                                  " needs ", shape.element_bytes());
     }
     NormalizeStorage(shape.type, element);
     ASSIGN_OR_RETURN(SlotId scalar,
@@ -147,6 +145,24 @@ Status LowerCall(Lowering& lowering, const ir::Operation& op) {
 }
 
 Status LowerComposite(Lowering& lowering, const ir::Operation& op) {
+  // JAX's lax.top_k arrives as a chlo.top_k composite whose decomposition
+  // sorts the whole last dimension; the top_k kernel selects k instead.
+  ir::Attribute name = op.GetAttr("name");
+  if (name.is(ir::AttrKind::kString) && name.string_value() == "chlo.top_k") {
+    ir::Attribute attributes = op.GetAttr("composite_attributes");
+    ir::Attribute k = attributes.is(ir::AttrKind::kDictionary)
+                          ? attributes.Get("k")
+                          : ir::Attribute();
+    ir::Attribute largest = attributes.is(ir::AttrKind::kDictionary)
+                                ? attributes.Get("largest")
+                                : ir::Attribute();
+    const bool descending =
+        !largest || (largest.is(ir::AttrKind::kBool) && largest.bool_value());
+    if (k.is(ir::AttrKind::kInteger) && descending && op.num_operands() == 1 &&
+        op.num_results() == 2) {
+      return EmitTopK(lowering, op, k.int_value());
+    }
+  }
   ir::Attribute decomposition = op.GetAttr("decomposition");
   if (!decomposition.is(ir::AttrKind::kSymbolRef)) {
     return InvalidArgumentError(op.Describe(), ": missing decomposition");

@@ -320,6 +320,60 @@ TEST(SemanticsTest, JaxFloatSortComparatorKeepsItsOrder) {
   }
 }
 
+// lax.top_k arrives as a chlo.top_k composite; Kiln selects the k largest
+// with the top_k kernel instead of inlining the decomposition, which sorts
+// the whole dimension. Both give the same values and indices (ties in
+// index order, NaNs of positive sign first, +0 before -0), over rows with
+// repeats, NaNs of both signs and zeros of both signs.
+TEST(SemanticsTest, TopKCompositeSelectsWhatItsDecompositionSorts) {
+  const std::string decomposition = R"(
+func.func private @chlo.top_k.impl(%x: tensor<40x300xf32>) -> (tensor<40x7xf32>, tensor<40x7xi32>) {
+  %iota = stablehlo.iota dim = 1 : tensor<40x300xi32>
+  %s:2 = "stablehlo.sort"(%x, %iota) <{dimension = 1 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>):
+    %gt = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %gt : tensor<i1>
+  }) : (tensor<40x300xf32>, tensor<40x300xi32>) -> (tensor<40x300xf32>, tensor<40x300xi32>)
+  %v = stablehlo.slice %s#0 [0:40, 0:7] : (tensor<40x300xf32>) -> tensor<40x7xf32>
+  %i = stablehlo.slice %s#1 [0:40, 0:7] : (tensor<40x300xi32>) -> tensor<40x7xi32>
+  return %v, %i : tensor<40x7xf32>, tensor<40x7xi32>
+}
+)";
+  const std::string composite = R"(
+func.func @main(%x: tensor<40x300xf32>) -> (tensor<40x7xf32>, tensor<40x7xi32>) {
+  %r:2 = stablehlo.composite "chlo.top_k" %x {composite_attributes = {k = 7 : i64}, decomposition = @chlo.top_k.impl, version = 1 : i32} : (tensor<40x300xf32>) -> (tensor<40x7xf32>, tensor<40x7xi32>)
+  return %r#0, %r#1 : tensor<40x7xf32>, tensor<40x7xi32>
+}
+)";
+  const std::string direct = R"(
+func.func @main(%x: tensor<40x300xf32>) -> (tensor<40x7xf32>, tensor<40x7xi32>) {
+  %r:2 = func.call @chlo.top_k.impl(%x) : (tensor<40x300xf32>) -> (tensor<40x7xf32>, tensor<40x7xi32>)
+  return %r#0, %r#1 : tensor<40x7xf32>, tensor<40x7xi32>
+}
+)";
+  std::mt19937 rng(37);
+  std::uniform_int_distribution<int> pick(0, 7);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float choices[8] = {nan, -nan, 0.0f, -0.0f, 2.5f, 2.5f, -1.0f, 7.0f};
+  std::vector<float> x(40 * 300);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = (i % 5 == 0) ? choices[pick(rng)]
+                        : static_cast<float>(static_cast<int>(rng() % 50));
+  }
+  std::vector<HostArray> inputs = {
+      HostArray::Of(ElementType::kF32, {40, 300}, x)};
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(composite + decomposition));
+  int sorts = 0;
+  for (const exec::Step& step : plan->main().steps) {
+    sorts += step.where.find("stablehlo.sort") != std::string::npos;
+  }
+  EXPECT_EQ(sorts, 0);
+  ASSERT_OK_AND_ASSIGN(auto got, RunPlan(*plan, inputs));
+  ASSERT_OK_AND_ASSIGN(auto want, RunText(direct + decomposition, inputs));
+  EXPECT_TRUE(got[0].bytes == want[0].bytes);
+  EXPECT_EQ(got[1].As<int32_t>(), want[1].As<int32_t>());
+}
+
 TEST(SemanticsTest, WhileCarriesTokensAndSwapsValues) {
   // Three iterations of (i, a, b, token) -> (i + 1, b, a + b, token).
   ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(

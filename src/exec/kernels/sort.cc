@@ -7,6 +7,7 @@
 
 #include "exec/kernels/element.h"
 #include "exec/kernels/region_call.h"
+#include "exec/parallel.h"
 
 namespace kiln::exec {
 namespace {
@@ -161,40 +162,55 @@ class TopKKernel : public Kernel {
     const std::byte* in = ctx.slot(step.inputs[0]);
     std::byte* values = ctx.slot(step.outputs[0]);
     std::byte* indices = ctx.slot(step.outputs[1]);
-    int64_t length = operand_.rank() == 0 ? 1 : operand_.dims.back();
-    int64_t rows = length == 0 ? 0 : operand_.num_elements() / length;
-    int64_t bytes = operand_.element_bytes();
-    std::vector<int64_t> order(length);
-    std::vector<double> keys(length);
-    for (int64_t r = 0; r < rows; ++r) {
-      std::iota(order.begin(), order.end(), 0);
-      // Larger first; ties keep index order.
-      ElementType type = operand_.type;
-      bool is_float = ir::IsFloat(type);
-      if (is_float) {
-        for (int64_t i = 0; i < length; ++i)
-          keys[i] = LoadDouble(type, in, r * length + i);
-        // Floats in total order (as XLA's TopK compares): +NaN first.
-        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-          return TotalKey(keys[a]) > TotalKey(keys[b]);
-        });
-      } else if (type == ElementType::kUI64) {
-        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-          return static_cast<uint64_t>(LoadInt(type, in, r * length + a)) >
-                 static_cast<uint64_t>(LoadInt(type, in, r * length + b));
-        });
-      } else {
-        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-          return LoadInt(type, in, r * length + a) >
-                 LoadInt(type, in, r * length + b);
-        });
+    const int64_t length = operand_.rank() == 0 ? 1 : operand_.dims.back();
+    const int64_t rows = length == 0 ? 0 : operand_.num_elements() / length;
+    const int64_t bytes = operand_.element_bytes();
+    const ElementType type = operand_.type;
+    // Larger first, ties in index order: what a stable sort by "larger"
+    // puts first, found by a partial sort on (key, index). Floats in total
+    // order (as XLA's TopK compares): +NaN first.
+    auto select_rows = [&](int64_t first, int64_t last) {
+      std::vector<int64_t> order(length);
+      std::vector<int64_t> int_keys;
+      std::vector<double> float_keys;
+      for (int64_t r = first; r < last; ++r) {
+        std::iota(order.begin(), order.end(), 0);
+        const int64_t base = r * length;
+        if (ir::IsFloat(type)) {
+          float_keys.resize(length);
+          for (int64_t i = 0; i < length; ++i) {
+            float_keys[i] = LoadDouble(type, in, base + i);
+          }
+          std::partial_sort(order.begin(), order.begin() + k_, order.end(),
+                            [&](int64_t a, int64_t b) {
+                              const auto ka = TotalKey(float_keys[a]);
+                              const auto kb = TotalKey(float_keys[b]);
+                              return ka != kb ? ka > kb : a < b;
+                            });
+        } else {
+          int_keys.resize(length);
+          for (int64_t i = 0; i < length; ++i) {
+            int_keys[i] = LoadInt(type, in, base + i);
+          }
+          const bool unsigned_64 = type == ElementType::kUI64;
+          std::partial_sort(
+              order.begin(), order.begin() + k_, order.end(),
+              [&](int64_t a, int64_t b) {
+                if (int_keys[a] == int_keys[b]) return a < b;
+                return unsigned_64 ? static_cast<uint64_t>(int_keys[a]) >
+                                         static_cast<uint64_t>(int_keys[b])
+                                   : int_keys[a] > int_keys[b];
+              });
+        }
+        for (int64_t j = 0; j < k_; ++j) {
+          std::memcpy(values + (r * k_ + j) * bytes,
+                      in + (base + order[j]) * bytes, bytes);
+          StoreInt(index_type_, indices, r * k_ + j, order[j]);
+        }
       }
-      for (int64_t j = 0; j < k_; ++j) {
-        std::memcpy(values + (r * k_ + j) * bytes,
-                    in + (r * length + order[j]) * bytes, bytes);
-        StoreInt(index_type_, indices, r * k_ + j, order[j]);
-      }
-    }
+    };
+    ParallelFor(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, length)),
+                select_rows);
     return OkStatus();
   }
 
