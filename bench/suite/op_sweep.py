@@ -1,0 +1,177 @@
+"""Kiln beside XLA:CPU on single JAX operations: a sweep for performance
+cliffs.
+
+The suite's rows (run.py) are whole models; a model that does not use an
+operation says nothing of it. This sweep times about forty common JAX
+operations (scans, sorts, top_k, gather and scatter, pooling, linear
+algebra, FFT, random numbers, loops, ...) at moderate sizes on Kiln and
+on XLA:CPU in one process, and prints each with Kiln's time over
+XLA:CPU's, slowest first, marking those where Kiln takes more than twice
+XLA:CPU's time. It has no goals: it says where to look next.
+
+    KILN_SHARED_DIR=../shared .venv/bin/python bench/suite/op_sweep.py \\
+        [--only NAME,...] [--seconds S] [--json FILE]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import run  # noqa: E402  (the suite's environment set-up)
+
+
+def cases(np, jax, jnp, lax):
+    """(name, function, arguments) of every operation swept."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((512, 1024)).astype(np.float32)
+    v = rng.standard_normal((1 << 20,)).astype(np.float32)
+    idx = rng.integers(0, 1024, (4096,)).astype(np.int32)
+    rows = rng.standard_normal((4096, 1024)).astype(np.float32)
+    img = rng.standard_normal((16, 64, 64, 32)).astype(np.float32)
+    ker = (rng.standard_normal((3, 3, 32, 32)) * 0.1).astype(np.float32)
+    sq = rng.standard_normal((256, 256)).astype(np.float32)
+    spd = sq @ sq.T + 256 * np.eye(256, dtype=np.float32)
+    key = jax.random.PRNGKey(0)
+    nhwc = ("NHWC", "HWIO", "NHWC")
+
+    def conv(a, k):
+        return lax.conv_general_dilated(a, k, (1, 1), "SAME",
+                                        dimension_numbers=nhwc)
+
+    def maxpool(a):
+        return lax.reduce_window(a, -jnp.inf, lax.max, (1, 3, 3, 1),
+                                 (1, 2, 2, 1), "SAME")
+
+    return [
+        ("cumsum rows", lambda a: jnp.cumsum(a, axis=1), (x,)),
+        ("cumsum columns", lambda a: jnp.cumsum(a, axis=0), (x,)),
+        ("cummax rows", lambda a: lax.cummax(a, axis=1), (x,)),
+        ("sort rows", lambda a: jnp.sort(a, axis=1), (x,)),
+        ("argsort rows", lambda a: jnp.argsort(a, axis=1), (x,)),
+        ("top_k 8", lambda a: lax.top_k(a, 8)[0], (x,)),
+        ("argmax rows", lambda a: jnp.argmax(a, axis=1), (x,)),
+        ("argmin columns", lambda a: jnp.argmin(a, axis=0), (x,)),
+        ("searchsorted", lambda a, q: jnp.searchsorted(jnp.sort(a[:65536]), q),
+         (v, x[0])),
+        ("take rows", lambda a, i: jnp.take(a, i, axis=0), (x, idx % 512)),
+        ("gather elements", lambda a, i: a[i], (v, idx)),
+        ("scatter-add rows", lambda g, i: jnp.zeros((1024, 1024)).at[i].add(g),
+         (rows, idx)),
+        ("segment_sum", lambda a, i: jax.ops.segment_sum(
+            a[:4096], i, num_segments=1024), (v, idx)),
+        ("one_hot", lambda i: jax.nn.one_hot(i, 1024), (idx,)),
+        ("logsumexp rows", lambda a: jax.nn.logsumexp(a, axis=1), (x,)),
+        ("log_softmax rows", lambda a: jax.nn.log_softmax(a, axis=1), (x,)),
+        ("var rows", lambda a: jnp.var(a, axis=1), (x,)),
+        ("norm rows", lambda a: jnp.linalg.norm(a, axis=1), (x,)),
+        ("mean bf16 rows", lambda a: jnp.mean(a.astype(jnp.bfloat16), axis=1),
+         (x,)),
+        ("any/all rows", lambda a: jnp.any(a > 3, axis=1) | jnp.all(a < 3, axis=1),
+         (x,)),
+        ("where + clip", lambda a: jnp.where(a > 0, jnp.clip(a, -1, 1), a * a),
+         (x,)),
+        ("tanh + exp", lambda a: jnp.tanh(a) + jnp.exp(-a * a), (v,)),
+        ("transpose", lambda a: a.T + 1, (x,)),
+        ("concatenate", lambda a: jnp.concatenate([a, a * 2], axis=1), (x,)),
+        ("pad", lambda a: jnp.pad(a, ((1, 1), (3, 3))), (x,)),
+        ("max pool 3x3/2", maxpool, (img,)),
+        ("avg pool 2x2/2", lambda a: lax.reduce_window(
+            a, 0., lax.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID") / 4, (img,)),
+        ("max pool gradient", lambda a: jax.grad(
+            lambda b: jnp.sum(maxpool(b)))(a), (img,)),
+        ("conv 3x3", conv, (img, ker)),
+        ("conv 3x3 weight gradient", lambda a, k: jax.grad(
+            lambda kk: jnp.sum(conv(a, kk) ** 2))(k), (img, ker)),
+        ("bf16 matmul 256", lambda a: (a.astype(jnp.bfloat16)
+                                       @ a.astype(jnp.bfloat16)).astype(
+                                           jnp.float32), (sq,)),
+        ("random normal 1 Mi", lambda k: jax.random.normal(k, (1 << 20,)),
+         (key,)),
+        ("random uniform 1 Mi", lambda k: jax.random.uniform(k, (1 << 20,)),
+         (key,)),
+        ("cholesky 256", jnp.linalg.cholesky, (spd,)),
+        ("solve 256", jnp.linalg.solve, (spd, sq)),
+        ("qr 256", lambda a: jnp.linalg.qr(a)[1], (sq,)),
+        ("svd 256 (values)", lambda a: jnp.linalg.svd(a, compute_uv=False),
+         (sq,)),
+        ("eigh 256", lambda a: jnp.linalg.eigh(a)[0], (spd,)),
+        ("fft 1 Mi", lambda a: jnp.abs(jnp.fft.fft(a)), (v,)),
+        ("rfft2 512x1024", lambda a: jnp.abs(jnp.fft.rfft2(a)), (x,)),
+        ("fori_loop 100 steps", lambda a: lax.fori_loop(
+            0, 100, lambda i, c: c * 0.99 + 0.01, a), (x,)),
+        ("scan 64 steps (RNN 256)", lambda a, w: lax.scan(
+            lambda c, xi: (jnp.tanh(c @ w + xi[:256]), None),
+            jnp.zeros(256), a[:64])[0], (x, sq * 0.05)),
+    ]
+
+
+def time_it(function, arguments, device, jax, seconds):
+    """Median seconds of one call, after two warm-up calls."""
+    placed = [jax.device_put(a, device) for a in arguments]
+    for _ in range(2):
+        jax.block_until_ready(function(*placed))
+    samples = []
+    start = time.perf_counter()
+    while len(samples) < 5 or (time.perf_counter() - start < seconds
+                               and len(samples) < 200):
+        t = time.perf_counter()
+        jax.block_until_ready(function(*placed))
+        samples.append(time.perf_counter() - t)
+    return statistics.median(samples)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", help="comma-separated names (substrings)")
+    parser.add_argument("--seconds", type=float, default=0.3,
+                        help="time budget of one figure (default 0.3)")
+    parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--build-dir", default=os.path.join(run.REPO, "build"))
+    args = parser.parse_args(argv)
+    run.set_up_environment(args.build_dir)
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax import lax
+
+    kiln, cpu = jax.devices("kiln")[0], jax.devices("cpu")[0]
+    wanted = args.only.split(",") if args.only else None
+    results = []
+    for name, function, arguments in cases(np, jax, jnp, lax):
+        if wanted and not any(w in name for w in wanted):
+            continue
+        jitted = jax.jit(function)
+        try:
+            kiln_s = time_it(jitted, arguments, kiln, jax, args.seconds)
+            cpu_s = time_it(jitted, arguments, cpu, jax, args.seconds)
+        except Exception as error:  # a failure is a finding too
+            results.append({"name": name, "error": f"{type(error).__name__}: "
+                                                   f"{str(error)[:200]}"})
+            print(f"{name:26s} error: {results[-1]['error']}", flush=True)
+            continue
+        results.append({"name": name, "kiln_ms": kiln_s * 1e3,
+                        "xla_cpu_ms": cpu_s * 1e3,
+                        "kiln_over_xla_cpu": kiln_s / cpu_s})
+        print(f"{name:26s} {kiln_s * 1e3:10.3f} ms  XLA:CPU "
+              f"{cpu_s * 1e3:10.3f} ms", flush=True)
+    timed = [r for r in results if "error" not in r]
+    timed.sort(key=lambda r: -r["kiln_over_xla_cpu"])
+    print("\nslowest first (Kiln's time / XLA:CPU's; * above 2):")
+    for r in timed:
+        mark = " *" if r["kiln_over_xla_cpu"] > 2 else ""
+        print(f"  {r['name']:26s} {r['kiln_over_xla_cpu']:7.2f}{mark}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"machine": run.machine_info(), "results": results}, f,
+                      indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
