@@ -56,6 +56,19 @@ Status UnsupportedType(const ir::Operation& op, ElementType type);
 // (indices): the k largest along the last dimension (lower_sort.cc).
 Status EmitTopK(Lowering& lowering, const ir::Operation& op, int64_t k);
 
+// A compare op's comparison_direction (ir::kEQ ... ir::kLT) and
+// compare_type (ir::kNoType where the attribute is absent).
+struct Comparison {
+  int64_t direction;
+  int64_t type;
+};
+// The comparison of `op` if it is a compare of two operands.
+std::optional<Comparison> ComparisonOf(const ir::Operation* op);
+// Whether a compare of `compare_type` compares elements of `type` as C++'s
+// operators do: NOTYPE, or the one of `type`'s kind (FLOAT, SIGNED or
+// UNSIGNED); never TOTALORDER.
+bool ComparesLikeCpp(int64_t compare_type, ElementType type);
+
 // The value of a splat f32 or f64 constant, if `op` is one.
 std::optional<double> FloatSplat(const ir::Operation& op);
 

@@ -53,36 +53,16 @@ StatusOr<Variadic> ReadVariadic(Lowering& lowering, const ir::Operation& op,
   return v;
 }
 
-// Whether `compare`'s compare_type (absent, or the one of `type`'s kind;
-// never TOTALORDER) makes it compare `type` as C++ does.
-bool ComparesNatively(const ir::Operation& compare, ElementType type) {
-  ir::Attribute attr = compare.GetAttr("compare_type");
-  if (!attr.is(ir::AttrKind::kEnum)) return true;
-  switch (attr.enum_value()) {
-    case ir::kNoType:
-      return true;
-    case ir::kFloatCompare:
-      return ir::IsFloat(type);
-    case ir::kSignedCompare:
-      return ir::IsSignedInteger(type);
-    case ir::kUnsignedCompare:
-      return ir::IsUnsignedInteger(type);
-    default:
-      return false;
-  }
-}
-
 // The comparison direction of `op` if it is a compare of `lhs` and `rhs`,
-// in that order, that compares `type` natively; -1 otherwise.
+// in that order, that compares `type` as C++ does; -1 otherwise.
 int64_t CompareOf(const ir::Operation* op, const ir::Value* lhs,
                   const ir::Value* rhs, ElementType type) {
-  if (op == nullptr || !op->is(OpCode::kCompare) || op->num_operands() != 2 ||
-      op->operand(0) != lhs || op->operand(1) != rhs ||
-      !ComparesNatively(*op, type)) {
+  std::optional<Comparison> c = ComparisonOf(op);
+  if (!c || op->operand(0) != lhs || op->operand(1) != rhs ||
+      !ComparesLikeCpp(c->type, type)) {
     return -1;
   }
-  ir::Attribute direction = op->GetAttr("comparison_direction");
-  return direction.is(ir::AttrKind::kEnum) ? direction.enum_value() : -1;
+  return c->direction;
 }
 
 // The two operands of `op`, a binary `code` op, when one of them is

@@ -10,23 +10,6 @@ namespace {
 
 using ir::OpCode;
 
-// The comparison direction of `op` if it is a compare whose compare_type
-// is `type` (kNoType: absent or NOTYPE or FLOAT, a float compare); -1
-// otherwise.
-int64_t DirectionOf(const ir::Operation* op, int64_t type) {
-  if (op == nullptr || !op->is(OpCode::kCompare) || op->num_operands() != 2) {
-    return -1;
-  }
-  ir::Attribute compare_type = op->GetAttr("compare_type");
-  const int64_t actual =
-      compare_type.is(ir::AttrKind::kEnum) ? compare_type.enum_value() : 0;
-  const bool float_compare =
-      actual == ir::kNoType || actual == ir::kFloatCompare;
-  if (type == ir::kNoType ? !float_compare : actual != type) return -1;
-  ir::Attribute direction = op->GetAttr("comparison_direction");
-  return direction.is(ir::AttrKind::kEnum) ? direction.enum_value() : -1;
-}
-
 // Whether `value` is a splat float constant for which `test` holds.
 template <typename Test>
 bool IsSplat(const ir::Value* value, Test test) {
@@ -49,8 +32,20 @@ const ir::Value* CanonicalizedFrom(const ir::Value* value) {
   };
   const ir::Operation* nan_select = select_of(value);
   if (nan_select == nullptr) return nullptr;
+  // Float compares (as C++'s operators compare floats) of x.
+  auto float_compare = [](const ir::Operation* op) -> int64_t {
+    std::optional<Comparison> c = ComparisonOf(op);
+    if (!c) return -1;
+    const ir::Type& type = op->operand(0)->type();
+    if (!type.IsTensor() || !type.element().is(ir::TypeKind::kElement) ||
+        !ir::IsFloat(type.element().element_type()) ||
+        !ComparesLikeCpp(c->type, type.element().element_type())) {
+      return -1;
+    }
+    return c->direction;
+  };
   const ir::Operation* nan_test = nan_select->operand(0)->defining_op();
-  if (DirectionOf(nan_test, ir::kNoType) != ir::kNE ||
+  if (float_compare(nan_test) != ir::kNE ||
       nan_test->operand(0) != nan_test->operand(1) ||
       !IsSplat(nan_select->operand(1),
                [](double v) { return std::isnan(v) && !std::signbit(v); })) {
@@ -61,8 +56,7 @@ const ir::Value* CanonicalizedFrom(const ir::Value* value) {
   if (zero_select == nullptr || zero_select->operand(2) != x) return nullptr;
   const ir::Operation* zero_test = zero_select->operand(0)->defining_op();
   auto positive_zero = [](double v) { return v == 0 && !std::signbit(v); };
-  if (DirectionOf(zero_test, ir::kNoType) != ir::kEQ ||
-      zero_test->operand(0) != x ||
+  if (float_compare(zero_test) != ir::kEQ || zero_test->operand(0) != x ||
       !IsSplat(zero_test->operand(1), [](double v) { return v == 0; }) ||
       !IsSplat(zero_select->operand(1), positive_zero)) {
     return nullptr;
@@ -91,7 +85,8 @@ bool MatchComparator(const ir::Region& region, int inputs,
   const ir::Value* rhs = compare.operand(1);
   // The canonical form: the compare, four ops per side, the return.
   bool canonical = false;
-  if (ops.size() == 10 && DirectionOf(&compare, ir::kTotalOrder) >= 0) {
+  std::optional<Comparison> comparison = ComparisonOf(&compare);
+  if (ops.size() == 10 && comparison && comparison->type == ir::kTotalOrder) {
     lhs = CanonicalizedFrom(lhs);
     rhs = CanonicalizedFrom(rhs);
     if (lhs == nullptr || rhs == nullptr) return false;

@@ -121,6 +121,34 @@ std::optional<double> FloatSplat(const ir::Operation& op) {
                           reinterpret_cast<const std::byte*>(data.data()), 0);
 }
 
+std::optional<Comparison> ComparisonOf(const ir::Operation* op) {
+  if (op == nullptr || !op->is(ir::OpCode::kCompare) ||
+      op->num_operands() != 2) {
+    return std::nullopt;
+  }
+  ir::Attribute direction = op->GetAttr("comparison_direction");
+  if (!direction.is(ir::AttrKind::kEnum)) return std::nullopt;
+  ir::Attribute type = op->GetAttr("compare_type");
+  return Comparison{direction.enum_value(), type.is(ir::AttrKind::kEnum)
+                                                ? type.enum_value()
+                                                : int64_t{ir::kNoType}};
+}
+
+bool ComparesLikeCpp(int64_t compare_type, ElementType type) {
+  switch (compare_type) {
+    case ir::kNoType:
+      return true;
+    case ir::kFloatCompare:
+      return ir::IsFloat(type);
+    case ir::kSignedCompare:
+      return ir::IsSignedInteger(type);
+    case ir::kUnsignedCompare:
+      return ir::IsUnsignedInteger(type);
+    default:
+      return false;
+  }
+}
+
 exec::Combiner MatchCombiner(const ir::Region& region) {
   using exec::Combiner;
   if (region.num_blocks() != 1) return Combiner::kGeneric;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "exec/kernels/element.h"
 #include "exec/kernels/elementwise_ops.h"
@@ -588,62 +589,30 @@ bool IsArgReduceKernel(const Kernel& kernel) {
 
 std::unique_ptr<Kernel> MakeArgReduceKernel(ReduceParams params, bool max) {
   if (params.inputs.size() != 2) return nullptr;
-  std::unique_ptr<Kernel> kernel;
-  auto with_index = [&](auto value_tag) {
-    using V = decltype(value_tag);
-    auto make = [&](auto index_tag) {
-      using I = decltype(index_tag);
-      if (max) {
-        kernel = std::make_unique<ArgReduceKernel<true, V, I>>(params);
-      } else {
-        kernel = std::make_unique<ArgReduceKernel<false, V, I>>(params);
-      }
-    };
-    switch (params.inputs[1].type) {
-      case ElementType::kI32:
-        make(int32_t{});
-        break;
-      case ElementType::kI64:
-        make(int64_t{});
-        break;
-      default:
-        break;
-    }
-  };
-  switch (params.inputs[0].type) {
-    case ElementType::kF32:
-      with_index(float{});
-      break;
-    case ElementType::kF64:
-      with_index(double{});
-      break;
-    case ElementType::kI8:
-      with_index(int8_t{});
-      break;
-    case ElementType::kI16:
-      with_index(int16_t{});
-      break;
-    case ElementType::kI32:
-      with_index(int32_t{});
-      break;
-    case ElementType::kI64:
-      with_index(int64_t{});
-      break;
-    case ElementType::kUI8:
-      with_index(uint8_t{});
-      break;
-    case ElementType::kUI16:
-      with_index(uint16_t{});
-      break;
-    case ElementType::kUI32:
-      with_index(uint32_t{});
-      break;
-    case ElementType::kUI64:
-      with_index(uint64_t{});
-      break;
-    default:
-      break;
+  const ElementType value_type = params.inputs[0].type;
+  const ElementType index_type = params.inputs[1].type;
+  if (index_type != ElementType::kI32 && index_type != ElementType::kI64) {
+    return nullptr;
   }
+  std::unique_ptr<Kernel> kernel;
+  DispatchNative(value_type, [&](auto value_tag) {
+    using V = decltype(value_tag);
+    // Whole-byte integers and floats; not i1, sub-byte or complex values.
+    if constexpr (kIsInt<V> || kIsFloat<V>) {
+      if (ir::BitWidth(value_type) != static_cast<int>(sizeof(V) * 8)) return;
+      DispatchNative(index_type, [&](auto index_tag) {
+        using I = decltype(index_tag);
+        if constexpr (std::is_same_v<I, int32_t> ||
+                      std::is_same_v<I, int64_t>) {
+          if (max) {
+            kernel = std::make_unique<ArgReduceKernel<true, V, I>>(params);
+          } else {
+            kernel = std::make_unique<ArgReduceKernel<false, V, I>>(params);
+          }
+        }
+      });
+    }
+  });
   return kernel;
 }
 
