@@ -57,10 +57,12 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
     inputs.insert(inputs.end(), leaves.begin(), leaves.end());
   }
   std::vector<exec::ValueSpec> specs = lowering.Specs(inputs);
-  ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> cond,
-                   lowering.LowerRegion(op.region(0), specs, false));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<exec::Region> cond,
+      lowering.LowerRegion(op.region(0), specs, Lowering::RegionResults::kAny));
   ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> body,
-                   lowering.LowerRegion(op.region(1), specs, true));
+                   lowering.LowerRegion(op.region(1), specs,
+                                        Lowering::RegionResults::kLoopState));
   if (cond->results.size() != 1 ||
       lowering.shape(cond->results[0]).type != ElementType::kI1 ||
       lowering.shape(cond->results[0]).num_elements() != 1) {
@@ -80,9 +82,23 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
                                   " does not match the loop value's type");
     }
   }
+  std::vector<exec::LoopValueSlots> values(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    values[i].cond_param = lowering.SlotsSharingMemory(cond->params[i]);
+    lowering.BorrowMemory(cond->params[i]);
+    values[i].body_param = lowering.SlotsSharingMemory(body->params[i]);
+    // A result the body computes is moved; one it does not (a constant,
+    // as a folded copy of one becomes) is copied.
+    if (body->results[i] != body->params[i] &&
+        lowering.slot(body->results[i]).kind == exec::SlotKind::kTemp) {
+      values[i].body_result = lowering.SlotsSharingMemory(body->results[i]);
+    }
+  }
   ASSIGN_OR_RETURN(std::vector<SlotId> outputs,
                    BindResults(lowering, op, specs));
-  lowering.Emit(op, exec::MakeWhileKernel(std::move(cond), std::move(body)),
+  lowering.Emit(op,
+                exec::MakeWhileKernel(std::move(cond), std::move(body),
+                                      std::move(values)),
                 std::move(inputs), std::move(outputs), /*foldable=*/false);
   return OkStatus();
 }
@@ -99,8 +115,9 @@ Status LowerCase(Lowering& lowering, const ir::Operation& op) {
   }
   std::vector<std::unique_ptr<exec::Region>> branches;
   for (int i = 0; i < op.num_regions(); ++i) {
-    ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> branch,
-                     lowering.LowerRegion(op.region(i), {}, false));
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<exec::Region> branch,
+        lowering.LowerRegion(op.region(i), {}, Lowering::RegionResults::kAny));
     branches.push_back(std::move(branch));
   }
   std::vector<exec::ValueSpec> specs = lowering.Specs(branches[0]->results);
@@ -160,7 +177,8 @@ Status LowerScan(Lowering& lowering, const ir::Operation& op) {
     inputs.push_back(init);
   }
   ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> body,
-                   lowering.LowerRegion(op.region(0), params, true));
+                   lowering.LowerRegion(op.region(0), params,
+                                        Lowering::RegionResults::kDedicated));
   int64_t k = op.num_results() - m;
   if (static_cast<int64_t>(body->results.size()) != k + m) {
     return InvalidArgumentError(op.Describe(), ": the body returns ",

@@ -201,7 +201,7 @@ StatusOr<std::unique_ptr<exec::Region>> LowerScalarRegion(
     const std::vector<ElementType>& types) {
   std::vector<exec::ValueSpec> specs;
   for (ElementType type : types) specs.push_back({ArrayShape{type, {}}, false});
-  return lowering.LowerRegion(region, specs, /*dedicated_results=*/false);
+  return lowering.LowerRegion(region, specs, Lowering::RegionResults::kAny);
 }
 
 }  // namespace kiln::compile

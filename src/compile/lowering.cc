@@ -1,7 +1,5 @@
 #include "compile/lowering.h"
 
-#include "exec/kernels/run_time_error.h"
-
 #include <algorithm>
 #include <cstring>
 
@@ -15,6 +13,7 @@
 #include "exec/kernels/elementwise_kernel.h"
 #include "exec/kernels/quantize.h"
 #include "exec/kernels/run_time_error.h"
+#include "exec/kernels/shape.h"
 
 namespace kiln::compile {
 namespace {
@@ -111,6 +110,16 @@ SlotId Lowering::NewAlias(SlotId base, ArrayShape shape) {
   SlotId id = AddSlot(std::move(alias));
   alias_root_[id] = alias_root_[base];
   return id;
+}
+
+std::vector<SlotId> Lowering::SlotsSharingMemory(SlotId id) const {
+  std::vector<SlotId> slots;
+  for (size_t other = 0; other < alias_root_.size(); ++other) {
+    if (alias_root_[other] == alias_root_[id]) {
+      slots.push_back(static_cast<SlotId>(other));
+    }
+  }
+  return slots;
 }
 
 SlotId Lowering::NewTemp(ArrayShape shape) {
@@ -417,7 +426,7 @@ StatusOr<std::vector<const ir::Value*>> Lowering::LowerBlockBody(
 
 StatusOr<std::unique_ptr<exec::Region>> Lowering::LowerRegion(
     const ir::Region& region, const std::vector<exec::ValueSpec>& param_specs,
-    bool dedicated_results) {
+    RegionResults results_kind) {
   if (region.num_blocks() != 1) {
     return UnimplementedError("regions with ", region.num_blocks(),
                               " blocks are not supported");
@@ -481,7 +490,12 @@ StatusOr<std::unique_ptr<exec::Region>> Lowering::LowerRegion(
           slot_frame_[id] == frames_.back().id &&
           std::find(lowered->params.begin(), lowered->params.end(), id) ==
               lowered->params.end();
-      if (dedicated_results && (!own || seen.count(id))) {
+      size_t position = lowered->results.size();
+      bool unchanged_state = results_kind == RegionResults::kLoopState &&
+                             position < lowered->params.size() &&
+                             lowered->params[position] == id;
+      if (results_kind != RegionResults::kAny && !unchanged_state &&
+          (!own || seen.count(id))) {
         SlotId copy = slot(id).is_token ? NewToken() : NewTemp(slot(id).shape);
         EmitCopy(terminator, id, copy);
         id = copy;
@@ -497,12 +511,64 @@ StatusOr<std::unique_ptr<exec::Region>> Lowering::LowerRegion(
       }
     }
   }
+  if (results_kind == RegionResults::kLoopState) UpdateLoopStateInPlace();
   if (fuse_elementwise_) FuseElementwiseSteps();
   std::set<SlotId> captures = std::move(frames_.back().captures);
   frames_.pop_back();
   for (SlotId id : captures) pending_captures_.push_back(id);
   for (SlotId id : whole_op) pending_whole_op_.push_back(id);
   return lowered;
+}
+
+// A scan's stacked outputs are a loop value that each iteration updates
+// with a dynamic_update_slice at the step's index (ys[i] = y). Copied
+// whole into a fresh result, a loop of n steps would move O(n^2) bytes;
+// updated in place, O(n). In place is sound when the update's other inputs
+// are not views of the param and no later step of the body reads it (a
+// step running regions might, through a capture, so none may follow).
+void Lowering::UpdateLoopStateInPlace() {
+  exec::Region& region = *frames_.back().region;
+  const std::vector<int64_t>& indices = frame_step_indices_[frames_.back().id];
+  if (indices.size() != region.steps.size()) return;  // not tracked
+  for (size_t p = 0; p < region.results.size() && p < region.params.size();
+       ++p) {
+    const SlotId result = region.results[p];
+    const SlotId param = region.params[p];
+    if (result == param || alias_root_[result] != result ||
+        slot(result).kind != exec::SlotKind::kTemp || slot(param).is_token) {
+      continue;
+    }
+    size_t writer = region.steps.size();
+    for (size_t q = 0; q < region.steps.size(); ++q) {
+      for (SlotId out : region.steps[q].outputs) {
+        if (alias_root_[out] == result) writer = q;
+      }
+    }
+    if (writer == region.steps.size()) continue;
+    const exec::Step& update = region.steps[writer];
+    if (!exec::IsDynamicUpdateSliceKernel(*update.kernel) ||
+        update.outputs[0] != result || alias_root_[update.inputs[0]] != param) {
+      continue;
+    }
+    bool in_place = true;
+    for (size_t i = 1; i < update.inputs.size(); ++i) {
+      in_place &= alias_root_[update.inputs[i]] != param;
+    }
+    for (size_t q = writer + 1; q < region.steps.size() && in_place; ++q) {
+      in_place &= !OtherFrameStepBetween(indices[q - 1], indices[q]);
+      for (SlotId in : region.steps[q].inputs) {
+        in_place &= alias_root_[in] != param;
+      }
+    }
+    if (!in_place) continue;
+    // The result and its views become views of the param; the body returns
+    // the param, which the loop then leaves where it is.
+    for (SlotId& root : alias_root_) {
+      if (root == result) root = param;
+    }
+    first_def_[result] = -1;
+    region.results[p] = param;
+  }
 }
 
 Status Lowering::LowerOp(const ir::Operation& op) {

@@ -126,15 +126,29 @@ class Lowering {
   // current region, stopping at its terminator, whose operands are returned.
   StatusOr<std::vector<const ir::Value*>> LowerBlockBody(
       const ir::Block& block);
+  // What an exec::Region's results may be.
+  enum class RegionResults {
+    kAny,        // the terminator's operand slots, whatever they are
+    kDedicated,  // distinct temps of the region, held for the whole op
+                 // (copies are added for params, constants, outer values
+                 // and repeats): a loop copies them back into its params
+    kLoopState,  // kDedicated, except that the param at a result's own
+                 // position is returned as itself: a while's unchanged
+                 // value, which needs neither a copy nor a move
+  };
   // Lowers an op's region into a new exec::Region whose params are fresh
   // slots of `param_shapes` (or of the block's argument types when empty)
-  // and whose results are the terminator's operand slots. With
-  // `dedicated_results`, every result is a distinct temp of the region
-  // (copies are added for params, constants, outer values and repeats), as
-  // loops need to copy results back into params.
+  // and whose results are the terminator's operand slots, as `results`
+  // says.
   StatusOr<std::unique_ptr<exec::Region>> LowerRegion(
       const ir::Region& region, const std::vector<exec::ValueSpec>& param_specs,
-      bool dedicated_results);
+      RegionResults results);
+  // Every slot over `id`'s memory: its owner and the owner's views.
+  std::vector<SlotId> SlotsSharingMemory(SlotId id) const;
+  // Marks `id`'s memory as lent at run time: the kernel running its region
+  // binds it (and its views) to memory it owns elsewhere before the region
+  // reads it, so it takes no bytes of the arena.
+  void BorrowMemory(SlotId id) { first_def_[alias_root_[id]] = -1; }
   // ValueSpecs of a list of slots.
   std::vector<exec::ValueSpec> Specs(const std::vector<SlotId>& slots) const;
 
@@ -242,6 +256,10 @@ class Lowering {
   // steps of this region (the step at `b` runs regions when `a` is the
   // index of the step before it).
   bool OtherFrameStepBetween(int64_t a, int64_t b) const;
+  // In the loop body being lowered (RegionResults::kLoopState), makes each
+  // result that a dynamic_update_slice computes from the param at its own
+  // position update that param in place, when no later step reads it.
+  void UpdateLoopStateInPlace();
   // Whether `root` is an ordinary scratch array (not a token, argument,
   // output or constant) that no step after `index` reads.
   bool ScratchDeadAfter(SlotId root, int64_t index) const;

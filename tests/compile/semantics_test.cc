@@ -2,6 +2,7 @@
 // values are worked out by hand from the spec's definitions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -160,6 +161,46 @@ func.func @main() -> (tensor<2x2xi32>, tensor<5xi32>) {
   EXPECT_EQ(out[0].As<int32_t>(), (std::vector<int32_t>{0, 10, 30, 40}));
   // Only the window at 1 fits ([1, 3)); windows at 4 and -1 are skipped.
   EXPECT_EQ(out[1].As<int32_t>(), (std::vector<int32_t>{0, 11, 22, 30, 40}));
+}
+
+// Gathers run their windows over the cores in chunks: rows (one memcpy
+// each) and strided columns, with indices in range, below it and past it
+// (clamped), each window landing where the spec puts it.
+TEST(SemanticsTest, GatheredRowsAndColumnsLandInPlaceAcrossChunks) {
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(R"(
+func.func @main(%x: tensor<512x64xf32>, %i: tensor<3000x1xi32>)
+    -> (tensor<3000x64xf32>, tensor<64x3000xf32>) {
+  %rows = "stablehlo.gather"(%x, %i) {
+    dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>,
+    slice_sizes = array<i64: 1, 64>, indices_are_sorted = false
+  } : (tensor<512x64xf32>, tensor<3000x1xi32>) -> tensor<3000x64xf32>
+  %xt = stablehlo.transpose %x, dims = [1, 0] : (tensor<512x64xf32>) -> tensor<64x512xf32>
+  %columns = "stablehlo.gather"(%xt, %i) {
+    dimension_numbers = #stablehlo.gather<offset_dims = [0], collapsed_slice_dims = [1], start_index_map = [1], index_vector_dim = 1>,
+    slice_sizes = array<i64: 64, 1>, indices_are_sorted = false
+  } : (tensor<64x512xf32>, tensor<3000x1xi32>) -> tensor<64x3000xf32>
+  return %rows, %columns : tensor<3000x64xf32>, tensor<64x3000xf32>
+})"));
+  std::vector<float> x(512 * 64);
+  for (size_t e = 0; e < x.size(); ++e) x[e] = static_cast<float>(e);
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int32_t> pick(-40, 551);
+  std::vector<int32_t> indices(3000);
+  for (int32_t& index : indices) index = pick(rng);
+  ASSERT_OK_AND_ASSIGN(
+      auto out, RunPlan(*plan, {HostArray::Of(ElementType::kF32, {512, 64}, x),
+                                HostArray::Of(ElementType::kI32, {3000, 1},
+                                              indices)}));
+  std::vector<float> rows = out[0].As<float>(), columns = out[1].As<float>();
+  int wrong = 0;
+  for (int n = 0; n < 3000; ++n) {
+    int row = std::clamp(indices[n], 0, 511);
+    for (int c = 0; c < 64; ++c) {
+      wrong += rows[n * 64 + c] != x[row * 64 + c];
+      wrong += columns[c * 3000 + n] != x[row * 64 + c];
+    }
+  }
+  EXPECT_EQ(wrong, 0);
 }
 
 // A scatter with a known combiner whose window rows are contiguous (an
@@ -399,6 +440,154 @@ func.func @main() -> (tensor<i64>, tensor<i64>, tensor<i64>) {
   EXPECT_EQ(out[0].As<int64_t>(), (std::vector<int64_t>{3}));
   EXPECT_EQ(out[1].As<int64_t>(), (std::vector<int64_t>{3}));
   EXPECT_EQ(out[2].As<int64_t>(), (std::vector<int64_t>{5}));
+}
+
+// The loop state moves by address (exec/kernels/control_flow.h): a result
+// trades memory with its param after each iteration, and the cond reads the
+// params where they are. Views of params and results (reshapes), a value
+// returned unchanged, a constant returned (copied, not moved), a swapped
+// pair, a nested loop reading the outer state, and repeated runs of one
+// plan (which start from whatever addresses the last run left) must all
+// see the state the spec gives.
+TEST(SemanticsTest, WhileStateMovedByAddressKeepsItsValues) {
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(R"(
+func.func @main(%x0: tensor<2x2xf32>, %k0: tensor<2x2xf32>, %n: tensor<i64>)
+    -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<i64>, tensor<i64>, tensor<i64>,
+        tensor<i64>) {
+  %i0 = stablehlo.constant dense<0> : tensor<i64>
+  %a0 = stablehlo.constant dense<1> : tensor<i64>
+  %b0 = stablehlo.constant dense<2> : tensor<i64>
+  %c0 = stablehlo.constant dense<33> : tensor<i64>
+  %r:7 = stablehlo.while(%i = %i0, %x = %x0, %k = %k0, %a = %a0, %b = %b0, %m = %n,
+                         %c = %c0)
+      : tensor<i64>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<i64>, tensor<i64>, tensor<i64>,
+        tensor<i64>
+  cond {
+    %iv = stablehlo.reshape %i : (tensor<i64>) -> tensor<1xi64>
+    %mv = stablehlo.reshape %m : (tensor<i64>) -> tensor<1xi64>
+    %lt = stablehlo.compare LT, %iv, %mv : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi1>
+    %go = stablehlo.reshape %lt : (tensor<1xi1>) -> tensor<i1>
+    stablehlo.return %go : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i64>
+    %next = stablehlo.add %i, %one : tensor<i64>
+    %ones = stablehlo.constant dense<1.0> : tensor<4xf32>
+    %xv = stablehlo.reshape %x : (tensor<2x2xf32>) -> tensor<4xf32>
+    %zero = stablehlo.constant dense<0> : tensor<i64>
+    %two = stablehlo.constant dense<2> : tensor<i64>
+    %inner:2 = stablehlo.while(%j = %zero, %t = %ones) : tensor<i64>, tensor<4xf32>
+    cond {
+      %more = stablehlo.compare LT, %j, %two : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %more : tensor<i1>
+    } do {
+      %j1 = stablehlo.add %j, %one : tensor<i64>
+      %t1 = stablehlo.add %t, %xv : tensor<4xf32>
+      stablehlo.return %j1, %t1 : tensor<i64>, tensor<4xf32>
+    }
+    %kv = stablehlo.reshape %k : (tensor<2x2xf32>) -> tensor<4xf32>
+    %xk = stablehlo.multiply %xv, %kv : tensor<4xf32>
+    %y = stablehlo.add %xk, %inner#1 : tensor<4xf32>
+    %ym = stablehlo.reshape %y : (tensor<4xf32>) -> tensor<2x2xf32>
+    %seven = stablehlo.constant dense<7> : tensor<i64>
+    stablehlo.return %next, %ym, %k, %b, %a, %m, %seven
+        : tensor<i64>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<i64>, tensor<i64>, tensor<i64>,
+          tensor<i64>
+  }
+  return %r#1, %r#2, %r#3, %r#4, %r#0, %r#6
+      : tensor<2x2xf32>, tensor<2x2xf32>, tensor<i64>, tensor<i64>, tensor<i64>, tensor<i64>
+})"));
+  const std::vector<float> x0 = {0.5f, -1.25f, 2.0f, 0.125f};
+  const std::vector<float> k = {0.75f, 1.5f, -0.5f, 2.0f};
+  for (int64_t n : {3, 4, 0, 3, 1}) {
+    SCOPED_TRACE(n);
+    // The body in the program's order of operations, in float.
+    std::vector<float> x = x0;
+    for (int64_t i = 0; i < n; ++i) {
+      for (size_t e = 0; e < x.size(); ++e) {
+        float t = (1.0f + x[e]) + x[e];
+        x[e] = x[e] * k[e] + t;
+      }
+    }
+    ASSERT_OK_AND_ASSIGN(
+        auto out, RunPlan(*plan, {HostArray::Of(ElementType::kF32, {2, 2}, x0),
+                                  HostArray::Of(ElementType::kF32, {2, 2}, k),
+                                  HostArray::Of(ElementType::kI64, {},
+                                                std::vector<int64_t>{n})}));
+    EXPECT_EQ(out[0].As<float>(), x);
+    EXPECT_EQ(out[1].As<float>(), k);
+    // (a, b) starts at (1, 2) and swaps every iteration.
+    EXPECT_EQ(out[2].As<int64_t>(), (std::vector<int64_t>{n % 2 ? 2 : 1}));
+    EXPECT_EQ(out[3].As<int64_t>(), (std::vector<int64_t>{n % 2 ? 1 : 2}));
+    EXPECT_EQ(out[4].As<int64_t>(), (std::vector<int64_t>{n}));
+    EXPECT_EQ(out[5].As<int64_t>(), (std::vector<int64_t>{n > 0 ? 7 : 33}));
+  }
+}
+
+// A scan's stacked outputs: ys[i] = ys[i - 1] + 1, written by a
+// dynamic_update_slice of the loop's own param. When nothing reads the old
+// ys after the update, the update happens in place and the plan holds ys
+// once (its param), not twice; when the body reads the old ys afterwards
+// (`late_read`), it must not, and the sum it takes sees the old values.
+std::string StackedOutputsLoop(bool late_read) {
+  std::string late =
+      late_read ? "%s1 = stablehlo.reduce(%ys init: %z) applies stablehlo.add "
+                  "across dimensions = [0] : (tensor<1000xf32>, tensor<f32>) "
+                  "-> tensor<f32>"
+                : "%s1 = stablehlo.add %s, %z : tensor<f32>";
+  return R"(
+func.func @main() -> (tensor<1000xf32>, tensor<f32>) {
+  %i0 = stablehlo.constant dense<0> : tensor<i64>
+  %ys0 = stablehlo.constant dense<0.0> : tensor<1000xf32>
+  %s0 = stablehlo.constant dense<0.0> : tensor<f32>
+  %r:3 = stablehlo.while(%i = %i0, %ys = %ys0, %s = %s0)
+      : tensor<i64>, tensor<1000xf32>, tensor<f32>
+  cond {
+    %n = stablehlo.constant dense<1000> : tensor<i64>
+    %go = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %go : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i64>
+    %zero = stablehlo.constant dense<0> : tensor<i64>
+    %z = stablehlo.constant dense<0.0> : tensor<f32>
+    %f1 = stablehlo.constant dense<1.0> : tensor<1xf32>
+    %prev_i = stablehlo.subtract %i, %one : tensor<i64>
+    %at = stablehlo.maximum %prev_i, %zero : tensor<i64>
+    %prev = stablehlo.dynamic_slice %ys, %at, sizes = [1]
+        : (tensor<1000xf32>, tensor<i64>) -> tensor<1xf32>
+    %first = stablehlo.compare EQ, %i, %zero : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    %zeros = stablehlo.constant dense<0.0> : tensor<1xf32>
+    %base = stablehlo.select %first, %zeros, %prev : tensor<i1>, tensor<1xf32>
+    %y = stablehlo.add %base, %f1 : tensor<1xf32>
+    %ys1 = stablehlo.dynamic_update_slice %ys, %y, %i
+        : (tensor<1000xf32>, tensor<1xf32>, tensor<i64>) -> tensor<1000xf32>
+    )" + late +
+         R"(
+    %next = stablehlo.add %i, %one : tensor<i64>
+    stablehlo.return %next, %ys1, %s1 : tensor<i64>, tensor<1000xf32>, tensor<f32>
+  }
+  return %r#1, %r#2 : tensor<1000xf32>, tensor<f32>
+})";
+}
+
+TEST(SemanticsTest,
+     StackedLoopOutputsUpdateInPlaceOnlyWhenNothingReadsThemLater) {
+  std::vector<float> expected(1000);
+  for (int k = 0; k < 1000; ++k) expected[k] = static_cast<float>(k + 1);
+  const int64_t ys_bytes = 1000 * sizeof(float);
+  for (bool late_read : {false, true}) {
+    SCOPED_TRACE(late_read);
+    ASSERT_OK_AND_ASSIGN(auto plan, CompileText(StackedOutputsLoop(late_read)));
+    ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, {}));
+    EXPECT_EQ(out[0].As<float>(), expected);
+    // The last iteration sums ys before its update: 1 + ... + 999.
+    EXPECT_EQ(out[1].As<float>(),
+              (std::vector<float>{late_read ? 499500.0f : 0.0f}));
+    if (late_read) {
+      EXPECT_GE(plan->arena_bytes(), 2 * ys_bytes);
+    } else {
+      EXPECT_LT(plan->arena_bytes(), 2 * ys_bytes);
+    }
+  }
 }
 
 TEST(SemanticsTest, CaseWithOutOfRangeIndexRunsTheLastBranch) {

@@ -9,8 +9,11 @@ namespace {
 
 class WhileKernel : public Kernel {
  public:
-  WhileKernel(std::unique_ptr<Region> cond, std::unique_ptr<Region> body)
-      : cond_(std::move(cond)), body_(std::move(body)) {}
+  WhileKernel(std::unique_ptr<Region> cond, std::unique_ptr<Region> body,
+              std::vector<LoopValueSlots> values)
+      : cond_(std::move(cond)),
+        body_(std::move(body)),
+        values_(std::move(values)) {}
 
   Status Run(RunContext& ctx, const Step& step) const override {
     // The loop state lives in the body's params.
@@ -19,16 +22,29 @@ class WhileKernel : public Kernel {
     }
     while (true) {
       if (ctx.cancelled()) return ctx.CancelledStatus();
-      for (size_t i = 0; i < body_->params.size(); ++i) {
-        ctx.CopySlot(body_->params[i], cond_->params[i]);
+      // The cond reads the state in place (no step writes a region's
+      // params).
+      for (size_t i = 0; i < values_.size(); ++i) {
+        Bind(ctx, values_[i].cond_param, ctx.slot(body_->params[i]));
       }
       RETURN_IF_ERROR(ctx.RunRegion(*cond_));
       bool go_on =
           *reinterpret_cast<const uint8_t*>(ctx.slot(cond_->results[0])) != 0;
       if (!go_on) break;
       RETURN_IF_ERROR(ctx.RunRegion(*body_));
-      for (size_t i = 0; i < body_->params.size(); ++i) {
-        ctx.CopySlot(body_->results[i], body_->params[i]);
+      // The results become the next state: each result trades memory with
+      // its param, whose old value is dead. Both are the loop's own for the
+      // whole op, so any assignment of the two to the pair is sound.
+      for (size_t i = 0; i < values_.size(); ++i) {
+        const LoopValueSlots& value = values_[i];
+        if (value.body_result.empty()) {
+          ctx.CopySlot(body_->results[i], body_->params[i]);
+          continue;
+        }
+        std::byte* state = ctx.slot(body_->params[i]);
+        std::byte* next = ctx.slot(body_->results[i]);
+        Bind(ctx, value.body_param, next);
+        Bind(ctx, value.body_result, state);
       }
     }
     for (size_t i = 0; i < step.outputs.size(); ++i) {
@@ -38,8 +54,14 @@ class WhileKernel : public Kernel {
   }
 
  private:
+  static void Bind(RunContext& ctx, const std::vector<SlotId>& slots,
+                   std::byte* address) {
+    for (SlotId id : slots) ctx.set_slot(id, address);
+  }
+
   std::unique_ptr<Region> cond_;
   std::unique_ptr<Region> body_;
+  std::vector<LoopValueSlots> values_;
 };
 
 class CaseKernel : public Kernel {
@@ -160,8 +182,10 @@ std::unique_ptr<Kernel> MakeScanKernel(std::vector<ArrayShape> inputs,
 }
 
 std::unique_ptr<Kernel> MakeWhileKernel(std::unique_ptr<Region> cond,
-                                        std::unique_ptr<Region> body) {
-  return std::make_unique<WhileKernel>(std::move(cond), std::move(body));
+                                        std::unique_ptr<Region> body,
+                                        std::vector<LoopValueSlots> values) {
+  return std::make_unique<WhileKernel>(std::move(cond), std::move(body),
+                                       std::move(values));
 }
 
 std::unique_ptr<Kernel> MakeCaseKernel(

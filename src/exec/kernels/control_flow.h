@@ -9,12 +9,27 @@
 
 namespace kiln::exec {
 
+// The slots over one loop value's memory in a while's regions: the slot
+// itself and every view of it (exec/plan.h's aliases share its bytes).
+struct LoopValueSlots {
+  std::vector<SlotId> cond_param;
+  std::vector<SlotId> body_param;
+  // Empty when the result is not memory the body writes: the param itself
+  // (a value the loop does not change) or a constant, copied instead.
+  std::vector<SlotId> body_result;
+};
+
 // while: inputs are the initial state (one slot per leaf), outputs the final
-// state. The body's results must be slots of the body distinct from its
-// params (the loop copies them back). Checks for cancellation every
-// iteration.
+// state. Each body result is a slot of the body of its own memory, held for
+// the whole loop, or a constant, or the body's param at the same position
+// (a value the loop does not change). The loop state moves by address, not
+// by copy: the cond reads the body's params where they are, and after each
+// iteration a computed result and its param trade memory (`values` lists
+// the slots to rebind). Only the initial state, constants and the final
+// state are copied. Checks for cancellation every iteration.
 std::unique_ptr<Kernel> MakeWhileKernel(std::unique_ptr<Region> cond,
-                                        std::unique_ptr<Region> body);
+                                        std::unique_ptr<Region> body,
+                                        std::vector<LoopValueSlots> values);
 
 // case (and if, with branches {true, false} chosen by an i1): input 0 is the
 // index (an i32 scalar; out-of-range indices pick the last branch) or the

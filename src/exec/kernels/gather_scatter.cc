@@ -5,6 +5,7 @@
 
 #include "exec/kernels/element.h"
 #include "exec/kernels/shape.h"
+#include "exec/parallel.h"
 
 namespace kiln::exec {
 namespace {
@@ -40,6 +41,28 @@ struct IndexSpace {
     return LoadInt(type, data, base + k * vector_stride);
   }
 };
+
+// Odometer over the row-major positions [begin, end) of `sizes`: calls
+// fn(index) for each.
+template <typename Fn>
+void ForEachIndexIn(const std::vector<int64_t>& sizes, int64_t begin,
+                    int64_t end, Fn&& fn) {
+  if (begin >= end) return;
+  std::vector<int64_t> index(sizes.size(), 0);
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1, rest = begin; d >= 0;
+       --d) {
+    index[d] = rest % sizes[d];
+    rest /= sizes[d];
+  }
+  for (int64_t position = begin;;) {
+    fn(index);
+    if (++position == end) return;
+    for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+}
 
 // Odometer over `sizes`: calls fn(index) for every index, row-major.
 template <typename Fn>
@@ -82,6 +105,13 @@ class GatherKernel : public Kernel {
           next < p_.offset_dims.size() ? out_strides[p_.offset_dims[next]] : 0);
       ++next;
     }
+    window_.Simplify();
+    window_elements_ = window_.num_elements();
+    // A window contiguous in both the operand and the output (a row, as
+    // jnp.take of rows gathers) is one memcpy.
+    contiguous_ = window_.dims.empty() ||
+                  (window_.dims.size() == 1 && window_.source_strides[0] == 1 &&
+                   window_.target_strides[0] == 1);
     // Positions of the batching dims within the batch space.
     for (int64_t indices_dim : p_.start_indices_batching_dims) {
       auto it = std::find(space_.indices_dims.begin(),
@@ -94,29 +124,45 @@ class GatherKernel : public Kernel {
     const std::byte* operand = ctx.slot(step.inputs[0]);
     const std::byte* indices = ctx.slot(step.inputs[1]);
     std::byte* out = ctx.slot(step.outputs[0]);
-    int64_t element_bytes = p_.operand.element_bytes();
-    StridedCopy copy = window_;
-    ForEachIndex(space_.sizes, [&](const std::vector<int64_t>& batch) {
-      int64_t base = 0, target = 0;
-      for (size_t j = 0; j < batch.size(); ++j) {
-        base += batch[j] * space_.indices_strides[j];
-        target += batch[j] * batch_out_strides_[j];
-      }
-      int64_t source = 0;
-      for (size_t k = 0; k < p_.start_index_map.size(); ++k) {
-        int64_t d = p_.start_index_map[k];
-        int64_t start = space_.Read(indices, base, static_cast<int64_t>(k));
-        start = std::clamp<int64_t>(start, 0,
-                                    p_.operand.dims[d] - p_.slice_sizes[d]);
-        source += start * operand_strides_[d];
-      }
-      for (size_t i = 0; i < p_.operand_batching_dims.size(); ++i) {
-        source += batch[batching_positions_[i]] *
-                  operand_strides_[p_.operand_batching_dims[i]];
-      }
-      copy.source_offset = source;
-      copy.target_offset = target;
-      copy.Run(operand, out, element_bytes);
+    const int64_t element_bytes = p_.operand.element_bytes();
+    const int64_t window_bytes = window_elements_ * element_bytes;
+    if (window_elements_ == 0) return OkStatus();
+    // Windows are independent: the batch positions are split over the
+    // cores, in chunks of at least ~64 KiB of output.
+    const int64_t count = NumElements(space_.sizes);
+    const int64_t min_chunk = std::max<int64_t>(
+        1, (int64_t{64} << 10) / std::max<int64_t>(1, window_bytes));
+    ParallelFor(count, min_chunk, [&](int64_t begin, int64_t end) {
+      StridedCopy copy = window_;
+      ForEachIndexIn(
+          space_.sizes, begin, end, [&](const std::vector<int64_t>& batch) {
+            int64_t base = 0, target = 0;
+            for (size_t j = 0; j < batch.size(); ++j) {
+              base += batch[j] * space_.indices_strides[j];
+              target += batch[j] * batch_out_strides_[j];
+            }
+            int64_t source = 0;
+            for (size_t k = 0; k < p_.start_index_map.size(); ++k) {
+              int64_t d = p_.start_index_map[k];
+              int64_t start =
+                  space_.Read(indices, base, static_cast<int64_t>(k));
+              start = std::clamp<int64_t>(
+                  start, 0, p_.operand.dims[d] - p_.slice_sizes[d]);
+              source += start * operand_strides_[d];
+            }
+            for (size_t i = 0; i < p_.operand_batching_dims.size(); ++i) {
+              source += batch[batching_positions_[i]] *
+                        operand_strides_[p_.operand_batching_dims[i]];
+            }
+            if (contiguous_) {
+              std::memcpy(out + target * element_bytes,
+                          operand + source * element_bytes, window_bytes);
+              return;
+            }
+            copy.source_offset = source;
+            copy.target_offset = target;
+            copy.Run(operand, out, element_bytes);
+          });
     });
     return OkStatus();
   }
@@ -128,6 +174,8 @@ class GatherKernel : public Kernel {
   std::vector<int64_t> batch_out_strides_;
   std::vector<int64_t> batching_positions_;
   StridedCopy window_;
+  int64_t window_elements_ = 0;
+  bool contiguous_ = false;
 };
 
 class ScatterKernel : public Kernel {

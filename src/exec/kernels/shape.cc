@@ -18,8 +18,9 @@ struct Element {
 };
 
 template <size_t kBytes>
-KILN_VECTORIZED void CopyRow(const std::byte* source, int64_t source_stride, std::byte* target,
-             int64_t target_stride, int64_t count) {
+KILN_VECTORIZED void CopyRow(const std::byte* source, int64_t source_stride,
+                             std::byte* target, int64_t target_stride,
+                             int64_t count) {
   if (source_stride == 1 && target_stride == 1) {
     std::memcpy(target, source, count * kBytes);
     return;
@@ -31,9 +32,9 @@ KILN_VECTORIZED void CopyRow(const std::byte* source, int64_t source_stride, std
         kBytes == 1, uint8_t,
         std::conditional_t<
             kBytes == 2, uint16_t,
-            std::conditional_t<kBytes == 4, uint32_t,
-                               std::conditional_t<kBytes == 8, uint64_t,
-                                                  Element<kBytes>>>>>;
+            std::conditional_t<
+                kBytes == 4, uint32_t,
+                std::conditional_t<kBytes == 8, uint64_t, Element<kBytes>>>>>;
     T* out = reinterpret_cast<T*>(target);
     if (source_stride == 0) {
       T value;
@@ -391,6 +392,10 @@ std::unique_ptr<Kernel> MakeDynamicUpdateSliceKernel(
     ElementType index_type) {
   return std::make_unique<DynamicUpdateSliceKernel>(
       std::move(operand), std::move(update_dims), index_type);
+}
+
+bool IsDynamicUpdateSliceKernel(const Kernel& kernel) {
+  return dynamic_cast<const DynamicUpdateSliceKernel*>(&kernel) != nullptr;
 }
 
 }  // namespace kiln::exec

@@ -52,9 +52,12 @@ std::unique_ptr<Kernel> MakeDynamicSliceKernel(ArrayShape operand,
 
 // dynamic_update_slice: input 0 the operand, input 1 the update, inputs
 // 2.. the start indices (clamped).
+// The kernel copies the operand to the output unless both are the same
+// memory (an update in place).
 std::unique_ptr<Kernel> MakeDynamicUpdateSliceKernel(
     ArrayShape operand, std::vector<int64_t> update_dims,
     ElementType index_type);
+bool IsDynamicUpdateSliceKernel(const Kernel& kernel);
 
 }  // namespace kiln::exec
 
