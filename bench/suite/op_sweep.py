@@ -108,6 +108,9 @@ def cases(np, jax, jnp, lax):
         ("scan 64 steps (RNN 256)", lambda a, w: lax.scan(
             lambda c, xi: (jnp.tanh(c @ w + xi[:256]), None),
             jnp.zeros(256), a[:64])[0], (x, sq * 0.05)),
+        ("scan 512 steps, stacked", lambda a, w: lax.scan(
+            lambda c, xi: (jnp.tanh(c @ w + xi[:256]),) * 2,
+            jnp.zeros(256), a)[1], (x, sq * 0.05)),
     ]
 
 
