@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "exec/kernels/convert.h"
@@ -39,6 +40,56 @@ TEST(ElementTest, FloatToHalfAndBf16RoundLikeTheIrEncoder) {
         << bits;
     EXPECT_EQ(FloatToBF16(value), ir::EncodeFloat(ElementType::kBF16, value))
         << bits;
+  }
+}
+
+// The array conversions run vectorized loops (with tails): each element
+// must be what the element conversion and the IR encoder give, NaNs made
+// quiet with their sign and upper payload, and predicates read as 0 or 1.
+TEST(ElementTest, ArrayConversionsOfBf16AndPredicatesMatchElementByElement) {
+  std::mt19937 engine(7);
+  std::uniform_int_distribution<uint32_t> any;
+  const int64_t count = 1003;
+  std::vector<float> floats(count);
+  for (float& value : floats) {
+    uint32_t bits = any(engine);
+    std::memcpy(&value, &bits, 4);
+  }
+  floats[5] = std::numeric_limits<float>::quiet_NaN();
+  uint32_t signaling = 0xff800001u;  // -sNaN with a low payload bit
+  std::memcpy(&floats[6], &signaling, 4);
+  std::vector<uint16_t> narrow(count);
+  ConvertElements(
+      ElementType::kF32, reinterpret_cast<const std::byte*>(floats.data()),
+      ElementType::kBF16, reinterpret_cast<std::byte*>(narrow.data()), count);
+  std::vector<float> wide(count);
+  ConvertElements(
+      ElementType::kBF16, reinterpret_cast<const std::byte*>(narrow.data()),
+      ElementType::kF32, reinterpret_cast<std::byte*>(wide.data()), count);
+  for (int64_t i = 0; i < count; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &floats[i], 4);
+    if (std::isnan(floats[i])) {
+      EXPECT_EQ(narrow[i], (bits >> 16) | 0x40) << i;
+      EXPECT_TRUE(std::isnan(wide[i])) << i;
+    } else {
+      EXPECT_EQ(narrow[i], ir::EncodeFloat(ElementType::kBF16, floats[i])) << i;
+      EXPECT_EQ(wide[i], ir::DecodeFloat(ElementType::kBF16, narrow[i])) << i;
+    }
+  }
+  std::vector<uint8_t> predicates(count);
+  for (uint8_t& p : predicates) p = any(engine) & 1;
+  std::vector<float> as_float(count);
+  std::vector<int32_t> as_int(count);
+  ConvertElements(
+      ElementType::kI1, reinterpret_cast<const std::byte*>(predicates.data()),
+      ElementType::kF32, reinterpret_cast<std::byte*>(as_float.data()), count);
+  ConvertElements(
+      ElementType::kI1, reinterpret_cast<const std::byte*>(predicates.data()),
+      ElementType::kI32, reinterpret_cast<std::byte*>(as_int.data()), count);
+  for (int64_t i = 0; i < count; ++i) {
+    EXPECT_EQ(as_float[i], predicates[i] ? 1.0f : 0.0f) << i;
+    EXPECT_EQ(as_int[i], predicates[i]) << i;
   }
 }
 

@@ -50,6 +50,16 @@ KILN_VECTORIZED void ConvertLoop(const From* in, To* out, int64_t count) {
   for (int64_t i = 0; i < count; ++i) out[i] = ConvertValue<To>(in[i]);
 }
 
+// The bfloat16 conversions narrow-float compute goes through, vectorized.
+KILN_VECTORIZED void BF16ToFloatLoop(const uint16_t* in, float* out,
+                                     int64_t count) {
+  for (int64_t i = 0; i < count; ++i) out[i] = BF16ToFloat(in[i]);
+}
+KILN_VECTORIZED void FloatToBF16Loop(const float* in, uint16_t* out,
+                                     int64_t count) {
+  for (int64_t i = 0; i < count; ++i) out[i] = FloatToBF16(in[i]);
+}
+
 // Slow path for types without a native C++ type (and sub-byte integers).
 void ConvertGeneric(ElementType from, const std::byte* in, ElementType to,
                     std::byte* out, int64_t count) {
@@ -92,15 +102,13 @@ void ConvertElements(ElementType from, const std::byte* input, ElementType to,
     return;
   }
   if (from == ElementType::kBF16 && to == ElementType::kF32) {
-    auto* in = reinterpret_cast<const uint16_t*>(input);
-    auto* out = reinterpret_cast<float*>(output);
-    for (int64_t i = 0; i < count; ++i) out[i] = BF16ToFloat(in[i]);
+    BF16ToFloatLoop(reinterpret_cast<const uint16_t*>(input),
+                    reinterpret_cast<float*>(output), count);
     return;
   }
   if (from == ElementType::kF32 && to == ElementType::kBF16) {
-    auto* in = reinterpret_cast<const float*>(input);
-    auto* out = reinterpret_cast<uint16_t*>(output);
-    for (int64_t i = 0; i < count; ++i) out[i] = FloatToBF16(in[i]);
+    FloatToBF16Loop(reinterpret_cast<const float*>(input),
+                    reinterpret_cast<uint16_t*>(output), count);
     return;
   }
   bool native = HasNativeType(from) && HasNativeType(to) &&
@@ -114,8 +122,16 @@ void ConvertElements(ElementType from, const std::byte* input, ElementType to,
     using From = decltype(from_tag);
     DispatchNative(to, [&](auto to_tag) {
       using To = decltype(to_tag);
-      ConvertLoop<To, From>(reinterpret_cast<const From*>(input),
-                            reinterpret_cast<To*>(output), count);
+      if constexpr (std::is_same_v<From, bool>) {
+        // Read as the bytes they are (0 or 1 in canonical storage): GCC
+        // loads a bool through a branch per element (the predicate
+        // mispredicts on a one_hot's random indices) and vectorizes bytes.
+        ConvertLoop<To, uint8_t>(reinterpret_cast<const uint8_t*>(input),
+                                 reinterpret_cast<To*>(output), count);
+      } else {
+        ConvertLoop<To, From>(reinterpret_cast<const From*>(input),
+                              reinterpret_cast<To*>(output), count);
+      }
     });
   });
 }

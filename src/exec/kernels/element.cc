@@ -118,15 +118,6 @@ uint16_t DoubleToHalf(double value) {
   return static_cast<uint16_t>(ir::EncodeFloat(ElementType::kF16, value));
 }
 
-uint16_t FloatToBF16(float value) {
-  uint32_t bits = FloatBits(value);
-  if ((bits & 0x7fffffff) > 0x7f800000) {
-    return static_cast<uint16_t>((bits >> 16) | 0x40);
-  }
-  uint32_t rounding = 0x7fff + ((bits >> 16) & 1);
-  return static_cast<uint16_t>((bits + rounding) >> 16);
-}
-
 uint16_t DoubleToBF16(double value) {
   return static_cast<uint16_t>(ir::EncodeFloat(ElementType::kBF16, value));
 }

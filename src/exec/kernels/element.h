@@ -101,7 +101,16 @@ inline float BF16ToFloat(uint16_t bits) {
   std::memcpy(&value, &wide, 4);
   return value;
 }
-uint16_t FloatToBF16(float value);
+// Inline and branch-free, so that conversion loops vectorize: a NaN keeps
+// its sign and upper payload, made quiet.
+inline uint16_t FloatToBF16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  uint32_t rounded = (bits + 0x7fff + ((bits >> 16) & 1)) >> 16;
+  uint32_t quiet_nan = (bits >> 16) | 0x40;
+  return static_cast<uint16_t>((bits & 0x7fffffff) > 0x7f800000 ? quiet_nan
+                                                                : rounded);
+}
 uint16_t DoubleToBF16(double value);
 
 // Any element as a double (complex: the real part; integers may round).
