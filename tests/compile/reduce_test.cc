@@ -469,6 +469,36 @@ func.func @main(%x: tensor<2x5x13x11xf32>) -> tensor<2x5x7x10xf32> {
       }
     }
   }
+  // An integer sum along a width whose stride (3) passes its window (2),
+  // with two padding elements low and one high: some window offsets start
+  // past the first output position, and some positions hold one element.
+  std::vector<int32_t> v(3 * 10 * 4);
+  for (size_t e = 0; e < v.size(); ++e) v[e] = static_cast<int32_t>(e * 7 % 23);
+  ASSERT_OK_AND_ASSIGN(
+      auto ints, RunText(R"(
+func.func @main(%x: tensor<3x10x4xi32>) -> tensor<3x4x4xi32> {
+  %init = stablehlo.constant dense<100> : tensor<i32>
+  %r = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[0, 0], [2, 1], [0, 0]]> : tensor<3x2xi64>, window_dimensions = array<i64: 1, 2, 1>, window_strides = array<i64: 1, 3, 1>}> ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %s = stablehlo.add %a, %b : tensor<i32>
+    stablehlo.return %s : tensor<i32>
+  }) : (tensor<3x10x4xi32>, tensor<i32>) -> tensor<3x4x4xi32>
+  return %r : tensor<3x4x4xi32>
+})",
+                         {HostArray::Of(ElementType::kI32, {3, 10, 4}, v)}));
+  std::vector<int32_t> got = ints[0].As<int32_t>();
+  for (int64_t b = 0; b < 3; ++b) {
+    for (int64_t j = 0; j < 4; ++j) {
+      for (int64_t k = 0; k < 4; ++k) {
+        int32_t want = 100;
+        for (int64_t dj = 0; dj < 2; ++dj) {
+          int64_t z = j * 3 - 2 + dj;
+          if (z >= 0 && z < 10) want += v[(b * 10 + z) * 4 + k];
+        }
+        EXPECT_EQ(got[(b * 4 + j) * 4 + k], want) << b << " " << j << " " << k;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -523,54 +523,82 @@ class ReduceWindowKernel : public Kernel {
       window_count *= p_.window_dimensions[d];
     }
     const std::byte* init = ctx.slot(step.inputs[1]);
-    // Output positions are independent: they split over the cores, each
-    // share walking its positions in order.
-    auto positions = [&](int64_t first, int64_t last) {
-      std::vector<int64_t> index(outer_rank), low(outer_rank),
-          begin(outer_rank), end(outer_rank), window(outer_rank);
+    if (outer_rank == 0) {
+      // Every window is one element: the result is init combined with it.
+      FillWith(out, init, inner, bytes);
+      ApplyCombiner(p_.combiner, input.type, out, in, inner);
+      return OkStatus();
+    }
+    // The last outer dimension (a pool's width) is walked as rows: for each
+    // window offset along it, the output positions whose window holds that
+    // offset inside the input are an interval, combined in one call over
+    // rows of `inner` (an NHWC pool's channels). The order each result
+    // combines its window in stays row-major.
+    const int64_t last = outer_rank - 1;
+    const int64_t width = p_.output_dims[last];
+    const int64_t stride = p_.window_strides[last];
+    const int64_t pad = p_.padding_low[last];
+    const int64_t input_width = input.dims[last];
+    const int64_t row_count = outer_count / width;
+    auto rows = [&](int64_t first, int64_t end_row) {
+      std::vector<int64_t> index(last), low(last), begin(last), end(last),
+          window(last);
       int64_t rest = first;
-      for (int64_t d = outer_rank - 1; d >= 0; --d) {
+      for (int64_t d = last - 1; d >= 0; --d) {
         index[d] = rest % p_.output_dims[d];
         rest /= p_.output_dims[d];
       }
-      for (int64_t o = first; o < last; ++o) {
+      for (int64_t o = first; o < end_row; ++o) {
         // The window's interval of input positions in each dimension.
         bool empty = false;
-        for (int64_t d = 0; d < outer_rank; ++d) {
+        for (int64_t d = 0; d < last; ++d) {
           low[d] = index[d] * p_.window_strides[d] - p_.padding_low[d];
           begin[d] = std::max<int64_t>(0, -low[d]);
           end[d] = std::min(p_.window_dimensions[d], input.dims[d] - low[d]);
           empty |= begin[d] >= end[d];
           window[d] = begin[d];
         }
-        std::byte* target = out + o * inner * bytes;
-        FillWith(target, init, inner, bytes);
+        std::byte* target = out + o * width * inner * bytes;
+        FillWith(target, init, width * inner, bytes);
         while (!empty) {
           int64_t offset = 0;
-          for (int64_t d = 0; d < outer_rank; ++d) {
+          for (int64_t d = 0; d < last; ++d) {
             offset += (low[d] + window[d]) * in_strides_[d];
           }
-          ApplyCombiner(p_.combiner, input.type, target, in + offset * bytes,
-                        inner);
-          // The next window position, row-major.
-          int64_t d = outer_rank - 1;
+          for (int64_t j = 0; j < p_.window_dimensions[last]; ++j) {
+            // Output positions w with 0 <= w * stride - pad + j < width.
+            int64_t lowest = pad - j;
+            int64_t highest = input_width - 1 + pad - j;
+            if (highest < 0) continue;
+            int64_t w_begin = lowest <= 0 ? 0 : (lowest + stride - 1) / stride;
+            int64_t w_end = std::min(width, highest / stride + 1);
+            if (w_begin >= w_end) continue;
+            int64_t source =
+                offset + (w_begin * stride - pad + j) * in_strides_[last];
+            ApplyCombinerRows(p_.combiner, input.type,
+                              target + w_begin * inner * bytes,
+                              in + source * bytes, w_end - w_begin, inner,
+                              stride * in_strides_[last]);
+          }
+          // The next window position over the dimensions before the last,
+          // row-major.
+          int64_t d = last - 1;
           for (; d >= 0; --d) {
             if (++window[d] < end[d]) break;
             window[d] = begin[d];
           }
           if (d < 0) break;
         }
-        for (int64_t d = outer_rank - 1; d >= 0; --d) {
+        for (int64_t d = last - 1; d >= 0; --d) {
           if (++index[d] < p_.output_dims[d]) break;
           index[d] = 0;
         }
       }
     };
     // About 2^16 combined elements a share at least.
-    const int64_t per_position = std::max<int64_t>(1, window_count * inner);
-    ParallelFor(outer_count,
-                std::max<int64_t>(1, (int64_t{1} << 16) / per_position),
-                positions);
+    const int64_t per_row = std::max<int64_t>(1, window_count * width * inner);
+    ParallelFor(row_count, std::max<int64_t>(1, (int64_t{1} << 16) / per_row),
+                rows);
     if (ctx.cancelled()) return ctx.CancelledStatus();
     return OkStatus();
   }

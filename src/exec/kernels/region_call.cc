@@ -103,6 +103,41 @@ bool ApplyCombiner(Combiner combiner, ElementType type, std::byte* target,
   return handled;
 }
 
+bool ApplyCombinerRows(Combiner combiner, ElementType type, std::byte* target,
+                       const std::byte* value, int64_t rows, int64_t count,
+                       int64_t value_stride) {
+  const int64_t bytes = ir::StorageBytes(type);
+  auto each_row = [&](auto&& apply) {
+    for (int64_t r = 0; r < rows; ++r) {
+      if (!apply(target + r * count * bytes, value + r * value_stride * bytes))
+        return false;
+    }
+    return true;
+  };
+  if (type == ElementType::kF32 &&
+      (combiner == Combiner::kAdd || combiner == Combiner::kMaximum ||
+       combiner == Combiner::kMinimum)) {
+    return each_row([&](std::byte* t, const std::byte* v) {
+      return CombineF32(combiner, reinterpret_cast<float*>(t),
+                        reinterpret_cast<const float*>(v), count);
+    });
+  }
+  if (combiner == Combiner::kReplace || combiner == Combiner::kKeep ||
+      (ir::BitWidth(type) < 8 && !ir::IsBool(type))) {
+    return each_row([&](std::byte* t, const std::byte* v) {
+      return ApplyCombiner(combiner, type, t, v, count);
+    });
+  }
+  bool handled = false;
+  DispatchNative(type, [&](auto tag) {
+    using T = decltype(tag);
+    handled = each_row([&](std::byte* t, const std::byte* v) {
+      return ApplyTyped<T>(combiner, t, v, count);
+    });
+  });
+  return handled;
+}
+
 bool HasFastCombiner(Combiner combiner, ElementType type) {
   if (combiner == Combiner::kGeneric) return false;
   alignas(16) std::byte a[16] = {}, b[16] = {};

@@ -77,6 +77,12 @@ class ScalarRegion {
 bool ApplyCombiner(Combiner combiner, ElementType type, std::byte* target,
                    const std::byte* value, int64_t count);
 
+// ApplyCombiner over `rows` rows of `count` pairs, dispatched once: target
+// row r at element r * count, value row r at element r * value_stride.
+bool ApplyCombinerRows(Combiner combiner, ElementType type, std::byte* target,
+                       const std::byte* value, int64_t rows, int64_t count,
+                       int64_t value_stride);
+
 // Whether ApplyCombiner handles (combiner, type).
 bool HasFastCombiner(Combiner combiner, ElementType type);
 
