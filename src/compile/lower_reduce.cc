@@ -251,6 +251,36 @@ Status LowerReduceWindow(Lowering& lowering, const ir::Operation& op) {
                           std::move(window), op.region(0));
 }
 
+// The direction of a select_and_scatter's select region when it is
+// `compare direction(a, b)` of its two arguments in order, one of GE, GT,
+// LE or LT comparing elements of `type` as C++ does.
+std::optional<exec::CompareDirection> MatchSelectComparison(
+    const ir::Region& region, ElementType type) {
+  if (region.num_blocks() != 1) return std::nullopt;
+  const ir::Block& block = region.front();
+  const auto& ops = block.operations();
+  if (block.num_arguments() != 2 || ops.size() != 2) return std::nullopt;
+  const ir::Operation& compare = *ops[0];
+  const ir::Operation& ret = *ops[1];
+  std::optional<Comparison> comparison = ComparisonOf(&compare);
+  if (!comparison.has_value() || ret.num_operands() != 1 ||
+      ret.operand(0) != compare.result(0) ||
+      compare.operand(0) != block.argument(0) ||
+      compare.operand(1) != block.argument(1) ||
+      !ComparesLikeCpp(comparison->type, type)) {
+    return std::nullopt;
+  }
+  switch (comparison->direction) {
+    case ir::kGE:
+    case ir::kGT:
+    case ir::kLE:
+    case ir::kLT:
+      return static_cast<exec::CompareDirection>(comparison->direction);
+    default:
+      return std::nullopt;
+  }
+}
+
 Status LowerSelectAndScatter(Lowering& lowering, const ir::Operation& op) {
   ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, 0));
   ASSIGN_OR_RETURN(SlotId source, lowering.Operand(op, 1));
@@ -295,6 +325,11 @@ Status LowerSelectAndScatter(Lowering& lowering, const ir::Operation& op) {
     }
   }
   ElementType type = p.operand.type;
+  p.select_direction = MatchSelectComparison(op.region(0), type);
+  p.scatter_combiner = MatchCombiner(op.region(1));
+  if (!exec::HasFastCombiner(p.scatter_combiner, type)) {
+    p.scatter_combiner = exec::Combiner::kGeneric;
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> select,
                    LowerScalarRegion(lowering, op.region(0), {type, type}));
   ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> scatter,

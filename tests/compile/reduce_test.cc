@@ -501,5 +501,63 @@ func.func @main(%x: tensor<3x10x4xi32>) -> tensor<3x4x4xi32> {
   }
 }
 
+// select_and_scatter whose select is a plain compare and whose scatter is
+// a known combiner (a max pool's gradient) runs typed, batches over the
+// cores. It must give the bits of the region calls, which an unused op in
+// the select region forces: the same element selected on ties (GE keeps
+// the first, LE too) and NaNs (a NaN compares false, so the candidate
+// wins), and overlapping windows adding their sources in order.
+TEST(ReduceTest, SelectAndScatterByACompareRunsTypedWithTheRegionsBits) {
+  auto program = [](const std::string& direction, bool generic) {
+    return StrCat(
+        R"(
+func.func @main(%x: tensor<3x9x8x4xf32>, %s: tensor<3x5x4x4xf32>) -> tensor<3x9x8x4xf32> {
+  %init = stablehlo.constant dense<0.25> : tensor<f32>
+  %r = "stablehlo.select_and_scatter"(%x, %s, %init) <{padding = dense<[[0, 0], [1, 1], [0, 1], [0, 0]]> : tensor<4x2xi64>, window_dimensions = array<i64: 1, 3, 3, 1>, window_strides = array<i64: 1, 2, 2, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+)",
+        generic ? "    %unused = stablehlo.add %a, %b : tensor<f32>\n" : "",
+        "    %c = stablehlo.compare ", direction,
+        R"(, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %sum = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %sum : tensor<f32>
+  }) : (tensor<3x9x8x4xf32>, tensor<3x5x4x4xf32>, tensor<f32>) -> tensor<3x9x8x4xf32>
+  return %r : tensor<3x9x8x4xf32>
+})");
+  };
+  std::mt19937 rng(21);
+  // Few distinct values, so windows hold ties; some NaNs.
+  std::uniform_int_distribution<int> level(0, 5);
+  std::vector<float> x(3 * 9 * 8 * 4);
+  for (float& v : x) {
+    int l = level(rng);
+    v = l == 5 && rng() % 4 == 0 ? std::numeric_limits<float>::quiet_NaN()
+                                 : static_cast<float>(l);
+  }
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> source(3 * 5 * 4 * 4);
+  for (float& v : source) v = uniform(rng);
+  const std::vector<HostArray> inputs = {
+      HostArray::Of(ElementType::kF32, {3, 9, 8, 4}, x),
+      HostArray::Of(ElementType::kF32, {3, 5, 4, 4}, source)};
+  for (const std::string direction : {"GE", "GT", "LE", "LT"}) {
+    SCOPED_TRACE(direction);
+    ASSERT_OK_AND_ASSIGN(auto typed,
+                         RunText(program(direction, false), inputs));
+    ASSERT_OK_AND_ASSIGN(auto called,
+                         RunText(program(direction, true), inputs));
+    EXPECT_EQ(typed[0].bytes, called[0].bytes);
+    // Every source value lands once: the sum over the result is the inits
+    // plus the sources (within rounding).
+    double total = 0, expected = 0.25 * x.size();
+    for (float v : typed[0].As<float>()) total += v;
+    for (float v : source) expected += v;
+    EXPECT_NEAR(total, expected, 1e-3);
+  }
+}
+
 }  // namespace
 }  // namespace kiln::testing

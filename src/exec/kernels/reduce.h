@@ -3,8 +3,10 @@
 #define KILN_EXEC_KERNELS_REDUCE_H_
 
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "exec/kernels/elementwise.h"
 #include "exec/kernels/region_call.h"
 #include "exec/plan.h"
 
@@ -60,6 +62,13 @@ struct SelectAndScatterParams {
   std::vector<int64_t> window_dimensions;
   std::vector<int64_t> window_strides;
   std::vector<int64_t> padding_low;
+  // Set when the select region is `compare direction(a, b)` comparing as
+  // C++ does and the scatter region a combiner ApplyCombiner knows (a max
+  // pool's gradient: GE and add): the kernel then runs typed, without
+  // region calls, and over the cores along a leading dimension whose
+  // windows do not overlap.
+  std::optional<CompareDirection> select_direction;
+  Combiner scatter_combiner = Combiner::kGeneric;
 };
 
 // Inputs: operand, source, init scalar; output: the result. For each
