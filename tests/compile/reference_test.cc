@@ -168,6 +168,65 @@ func.func @main(%c: tensor<3x5xcomplex<f32>>, %r: tensor<6xf64>, %h: tensor<4xco
   }
 }
 
+// Transforms large enough to take the kernel's other paths: a batched
+// RFFT over [20, 64] (a Bluestein length along columns kept 33 wide, so
+// columns are copied in groups that do not divide them) against a direct
+// DFT; and one line of 2^17, whose stages split over the cores, checked
+// bin by bin on a sample and by its inverse.
+TEST(ReferenceTest, LargeAndBatchedFftsMatchADirectDft) {
+  const double kPi = 3.14159265358979323846;
+  using C = std::complex<double>;
+  std::vector<float> planes = RandomFloats(3 * 20 * 64, 8);
+  std::vector<float> line = RandomFloats(2 << 17, 9);
+  ASSERT_OK_AND_ASSIGN(
+      auto out, RunText(R"(
+func.func @main(%r: tensor<3x20x64xf32>, %c: tensor<131072xcomplex<f32>>)
+    -> (tensor<3x20x33xcomplex<f32>>, tensor<131072xcomplex<f32>>, tensor<131072xcomplex<f32>>) {
+  %rf = stablehlo.fft %r, type = RFFT, length = [20, 64] : (tensor<3x20x64xf32>) -> tensor<3x20x33xcomplex<f32>>
+  %f = stablehlo.fft %c, type = FFT, length = [131072] : (tensor<131072xcomplex<f32>>) -> tensor<131072xcomplex<f32>>
+  %i = stablehlo.fft %f, type = IFFT, length = [131072] : (tensor<131072xcomplex<f32>>) -> tensor<131072xcomplex<f32>>
+  return %rf, %f, %i : tensor<3x20x33xcomplex<f32>>, tensor<131072xcomplex<f32>>, tensor<131072xcomplex<f32>>
+})",
+                        {HostArray::Of(ElementType::kF32, {3, 20, 64}, planes),
+                         HostArray::Of(ElementType::kC64, {131072}, line)}));
+  std::vector<std::complex<float>> rfft = out[0].As<std::complex<float>>();
+  int wrong = 0;
+  for (int b = 0; b < 3; ++b) {
+    for (int u = 0; u < 20; ++u) {
+      for (int v = 0; v < 33; ++v) {
+        C sum = 0;
+        for (int y = 0; y < 20; ++y) {
+          for (int x = 0; x < 64; ++x) {
+            sum += static_cast<double>(planes[(b * 20 + y) * 64 + x]) *
+                   std::polar(1.0, -2 * kPi * (u * y / 20.0 + v * x / 64.0));
+          }
+        }
+        C got(rfft[(b * 20 + u) * 33 + v]);
+        wrong += std::abs(got - sum) > 1e-3;
+      }
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+  const int64_t n = 131072;
+  std::vector<std::complex<float>> fft = out[1].As<std::complex<float>>();
+  std::vector<std::complex<float>> back = out[2].As<std::complex<float>>();
+  for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{777}, n / 2, n - 3}) {
+    C sum = 0;
+    for (int64_t t = 0; t < n; ++t) {
+      sum += C(line[2 * t], line[2 * t + 1]) *
+             std::polar(1.0, -2 * kPi * static_cast<double>((k * t) % n) /
+                                 static_cast<double>(n));
+    }
+    EXPECT_LT(std::abs(C(fft[k]) - sum), 1e-2) << k;
+  }
+  double error = 0;
+  for (int64_t t = 0; t < n; ++t) {
+    error =
+        std::max(error, std::abs(C(back[t]) - C(line[2 * t], line[2 * t + 1])));
+  }
+  EXPECT_LT(error, 1e-5);
+}
+
 TEST(ReferenceTest, RngBitGeneratorMatchesPublishedKnownAnswers) {
   // Random123's known-answer vectors: threefry2x32_20 with zero key and
   // counter gives (0x6b200159, 0x99ba4efe); philox4x32_10 gives
@@ -245,7 +304,8 @@ void ExpectMatmulBitwiseEqualsPlainLoop(int64_t batch, int64_t m, int64_t k,
   ElementType element = f64 ? ElementType::kF64 : ElementType::kF32;
   std::vector<float> lhs_f = RandomFloats(batch * m * k, 7);
   std::vector<float> rhs_f = RandomFloats(batch * k * n, 8);
-  std::vector<T> lhs(lhs_f.begin(), lhs_f.end()), rhs(rhs_f.begin(), rhs_f.end());
+  std::vector<T> lhs(lhs_f.begin(), lhs_f.end()),
+      rhs(rhs_f.begin(), rhs_f.end());
   std::vector<T> got(batch * m * n);
   // The kernel itself over a slot table of its own: programs lower
   // dot_general to oneDNN where it implements the case.
@@ -274,8 +334,8 @@ void ExpectMatmulBitwiseEqualsPlainLoop(int64_t batch, int64_t m, int64_t k,
       }
     }
   }
-  EXPECT_EQ(differing, 0) << (f64 ? "f64 " : "f32 ") << batch << "x" << m
-                          << "x" << k << "x" << n;
+  EXPECT_EQ(differing, 0) << (f64 ? "f64 " : "f32 ") << batch << "x" << m << "x"
+                          << k << "x" << n;
 }
 
 TEST(ReferenceTest, MatmulIsBitwiseThePlainKOrderedSum) {

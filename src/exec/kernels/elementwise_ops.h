@@ -241,6 +241,17 @@ struct Abs {
   }
   template <Complex T>
   static typename T::value_type Apply(T x, int) {
+    if constexpr (sizeof(typename T::value_type) == sizeof(float)) {
+      // A float's square is exact in double and cannot overflow or
+      // underflow there: no hypot (a library call) is needed.
+      // An infinite part makes the modulus infinite even beside a NaN,
+      // as hypot's does.
+      double re = x.real(), im = x.imag();
+      double modulus = std::sqrt(re * re + im * im);
+      return static_cast<float>(std::isinf(re) || std::isinf(im)
+                                    ? std::numeric_limits<double>::infinity()
+                                    : modulus);
+    }
     return static_cast<typename T::value_type>(std::hypot(
         static_cast<double>(x.real()), static_cast<double>(x.imag())));
   }
