@@ -592,6 +592,45 @@ TYPED_TEST(LapackTest, TrsmSolvesEverySideTransposeAndTriangle) {
   }
 }
 
+// Sizes at which the kernels split their work: trsm's columns (left side)
+// and rows (right side) over the cores, potrf's columns updated a column at
+// a time. The products must give back the inputs.
+TYPED_TEST(LapackTest, TrsmAndPotrfOfLargerMatricesSplitTheirWork) {
+  using T = TypeParam;
+  const std::string e = Lapack<T>::kName;
+  const int64_t n = 70, wide = 200;
+  std::vector<T> spd = PositiveDefinite<T>(1, n, 11);
+  ASSERT_OK_AND_ASSIGN(
+      auto factor,
+      RunText(CallProgram(Target<T>("potrf"), {{{n, n}, e}},
+                          {{{n, n}, e}, {{}, "i32"}}, Char("uplo", 'L')),
+              {Array<T>({n, n}, spd)}));
+  EXPECT_EQ(Ints(factor[1])[0], 0);
+  Mat l = MatrixOf<T>(factor[0], 0, n, n), orig(n, n);
+  orig = MatrixOf<T>(Array<T>({n, n}, spd), 0, n, n);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = i + 1; j < n; ++j) l(i, j) = 0;
+  EXPECT_LT(RelativeDiff(l * Adjoint(l), orig), Lapack<T>::kTol);
+  for (char side : {'L', 'R'}) {
+    const int64_t rows = side == 'L' ? n : wide, cols = side == 'L' ? wide : n;
+    std::vector<T> bv = RandomValues<T>(rows * cols, 12);
+    ASSERT_OK_AND_ASSIGN(
+        auto out,
+        RunText(
+            CallProgram(Target<T>("trsm"), {{{n, n}, e}, {{rows, cols}, e}},
+                        {{{rows, cols}, e}},
+                        Char("side", side) + ", " + Char("uplo", 'L') + ", " +
+                            Char("trans_x", 'N') + ", " + Char("diag", 'N')),
+            {factor[0], Array<T>({rows, cols}, bv)}));
+    Mat x = MatrixOf<T>(out[0], 0, rows, cols);
+    Mat lhs = side == 'L' ? l * x : x * l;
+    EXPECT_LT(RelativeDiff(
+                  lhs, MatrixOf<T>(Array<T>({rows, cols}, bv), 0, rows, cols)),
+              Lapack<T>::kTol)
+        << side;
+  }
+}
+
 // --- syevd, sytrd ----------------------------------------------------------
 
 TYPED_TEST(LapackTest, SyevdGivesAscendingEigenvaluesAndOrthonormalVectors) {
@@ -1144,14 +1183,14 @@ TEST(LapackLayoutTest, DeclaredRowMajorLayoutsReorderTheBytesAsXlaGivesThem) {
       "result_layouts = [dense<[1, 0]> : tensor<2xindex>, "
       "dense<> : tensor<0xindex>]";
   for (bool declared : {false, true}) {
-    std::string text = CallProgram("lapack_spotrf_ffi", {{{2, 2}, "f32"}},
-                                   {{{2, 2}, "f32"}, {{}, "i32"}},
-                                   Char("uplo", 'L'), declared ? row_major : "");
+    std::string text = CallProgram(
+        "lapack_spotrf_ffi", {{{2, 2}, "f32"}}, {{{2, 2}, "f32"}, {{}, "i32"}},
+        Char("uplo", 'L'), declared ? row_major : "");
     ASSERT_OK_AND_ASSIGN(auto out, RunText(text, {Array<float>({2, 2}, a)}));
     // potrf leaves the other triangle as it was: A's 2 there.
-    const std::vector<float> expected =
-        declared ? std::vector<float>{2, 1, 2, 2}
-                 : std::vector<float>{2, 2, 1, 2};
+    const std::vector<float> expected = declared
+                                            ? std::vector<float>{2, 1, 2, 2}
+                                            : std::vector<float>{2, 2, 1, 2};
     EXPECT_EQ(out[0].As<float>(), expected) << (declared ? "row-major" : "");
     EXPECT_EQ(out[1].As<int32_t>(), std::vector<int32_t>{0});
   }
@@ -1183,8 +1222,9 @@ TEST(LapackLayoutTest, ABatchMinorLayoutSwapsTheBatchAndRowDimensions) {
       RunText(CallProgram("lapack_sgeqrf_ffi", operands, results, "", layouts),
               {Array<float>({2, 2, 2}, x)}));
   ASSERT_OK_AND_ASSIGN(
-      auto plain, RunText(CallProgram("lapack_sgeqrf_ffi", operands, results, ""),
-                          {Array<float>({2, 2, 2}, swap01(x))}));
+      auto plain,
+      RunText(CallProgram("lapack_sgeqrf_ffi", operands, results, ""),
+              {Array<float>({2, 2, 2}, swap01(x))}));
   EXPECT_EQ(declared[0].As<float>(), swap01(plain[0].As<float>()));
   EXPECT_EQ(declared[1].As<float>(), plain[1].As<float>());
 }

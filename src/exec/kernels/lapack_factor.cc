@@ -299,6 +299,19 @@ int32_t CholeskyFactor(MatrixView<T> a, bool lower) {
     }
     R root = std::sqrt(diagonal);
     a(j, j) = T(root);
+    if (lower) {
+      // Column j below the diagonal, updated a column k at a time (each
+      // update contiguous in i): per element the same terms in the same
+      // order as the dot products below.
+      T* column = a.column(j);
+      for (int64_t k = 0; k < j; ++k) {
+        const T f = Conj(a(j, k));
+        const T* source = a.column(k);
+        for (int64_t i = j + 1; i < n; ++i) column[i] -= source[i] * f;
+      }
+      for (int64_t i = j + 1; i < n; ++i) column[i] = column[i] / T(root);
+      continue;
+    }
     for (int64_t i = j + 1; i < n; ++i) {
       T sum = l(i, j);
       for (int64_t k = 0; k < j; ++k) sum -= l(i, k) * Conj(l(j, k));

@@ -6,6 +6,7 @@
 #include "exec/executor.h"
 #include "exec/kernels/element.h"
 #include "exec/kernels/lapack_util.h"
+#include "exec/parallel.h"
 
 namespace kiln::exec {
 namespace {
@@ -75,49 +76,64 @@ class TriangularSolveKernel : public Kernel {
       const T* a = a_all + batch * m * m;
       const T* b = b_all + batch * p_.rows * p_.cols;
       T* x = x_all + batch * p_.rows * p_.cols;
-      // E = op(a) restricted to the chosen triangle of a. The
-      // substitutions below read E only inside its triangle, so `e` reads
-      // op(a) without testing for it.
-      auto e = [&](int64_t i, int64_t j) -> T {
-        if (i == j && p_.unit_diagonal) return T(1);
-        if (p_.transpose == 1) return a[i * m + j];
-        T v = a[j * m + i];
-        return p_.transpose == 3 ? Conj(v) : v;
-      };
+      // E = op(a) restricted to the chosen triangle of a, row-major (the
+      // substitutions read it only inside its triangle).
       bool e_lower =
           (p_.lower && p_.transpose == 1) || (!p_.lower && p_.transpose != 1);
+      std::vector<T> em(m * m);
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < m; ++j) {
+          if (e_lower ? j > i : j < i) continue;
+          T v = p_.transpose == 1 ? a[i * m + j] : a[j * m + i];
+          if (p_.transpose == 3) v = Conj(v);
+          em[i * m + j] = i == j && p_.unit_diagonal ? T(1) : v;
+        }
+      }
       for (int64_t i = 0; i < p_.rows * p_.cols; ++i) x[i] = b[i];
+      const int64_t cols = p_.cols;
       if (p_.left_side) {
-        // E x = b, x is [m, cols]: substitution over rows of x.
-        for (int64_t step_i = 0; step_i < m; ++step_i) {
-          int64_t i = e_lower ? step_i : m - 1 - step_i;
-          for (int64_t c = 0; c < p_.cols; ++c) {
-            T sum = x[i * p_.cols + c];
-            if (e_lower) {
-              for (int64_t j = 0; j < i; ++j)
-                sum -= e(i, j) * x[j * p_.cols + c];
-            } else {
-              for (int64_t j = i + 1; j < m; ++j)
-                sum -= e(i, j) * x[j * p_.cols + c];
+        // E x = b, x is [m, cols]: substitution over rows of x, each row
+        // updated by whole earlier rows (contiguous), the columns split
+        // over the cores. Per element the terms and their order are those
+        // of the dot product x[i, c] - sum_j E(i, j) x[j, c].
+        ParallelFor(cols, 64, [&](int64_t c0, int64_t c1) {
+          for (int64_t step_i = 0; step_i < m; ++step_i) {
+            int64_t i = e_lower ? step_i : m - 1 - step_i;
+            T* xi = x + i * cols;
+            int64_t j_begin = e_lower ? 0 : i + 1;
+            int64_t j_end = e_lower ? i : m;
+            for (int64_t j = j_begin; j < j_end; ++j) {
+              const T f = em[i * m + j];
+              const T* xj = x + j * cols;
+              for (int64_t c = c0; c < c1; ++c) xi[c] -= f * xj[c];
             }
-            x[i * p_.cols + c] = sum / e(i, i);
+            const T d = em[i * m + i];
+            for (int64_t c = c0; c < c1; ++c) xi[c] = xi[c] / d;
           }
-        }
+        });
       } else {
-        // x E = b, x is [rows, m]: x[r, j] from columns, E^T is triangular
-        // the other way.
-        for (int64_t r = 0; r < p_.rows; ++r) {
-          for (int64_t step_j = 0; step_j < m; ++step_j) {
-            int64_t j = e_lower ? m - 1 - step_j : step_j;
-            T sum = x[r * m + j];
-            if (e_lower) {
-              for (int64_t k = j + 1; k < m; ++k) sum -= x[r * m + k] * e(k, j);
-            } else {
-              for (int64_t k = 0; k < j; ++k) sum -= x[r * m + k] * e(k, j);
-            }
-            x[r * m + j] = sum / e(j, j);
-          }
+        // x E = b, x is [rows, m]: x[r, j] from columns of E (read from its
+        // transpose, contiguous), rows split over the cores.
+        std::vector<T> et(m * m);
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < m; ++j) et[j * m + i] = em[i * m + j];
         }
+        ParallelFor(p_.rows, 4, [&](int64_t r0, int64_t r1) {
+          for (int64_t r = r0; r < r1; ++r) {
+            T* xr = x + r * m;
+            for (int64_t step_j = 0; step_j < m; ++step_j) {
+              int64_t j = e_lower ? m - 1 - step_j : step_j;
+              const T* column = et.data() + j * m;  // E(k, j) over k
+              T sum = xr[j];
+              if (e_lower) {
+                for (int64_t k = j + 1; k < m; ++k) sum -= xr[k] * column[k];
+              } else {
+                for (int64_t k = 0; k < j; ++k) sum -= xr[k] * column[k];
+              }
+              xr[j] = sum / column[j];
+            }
+          }
+        });
       }
     }
     return OkStatus();
