@@ -374,28 +374,28 @@ TYPED_TEST(LapackTest, GetrfReportsTheFirstZeroPivot) {
 
 // --- geqrf, orgqr, ormqr, geqp3 ------------------------------------------
 
-TYPED_TEST(LapackTest, GeqrfReflectorsFormAnOrthonormalQWithQREqualToA) {
-  using T = TypeParam;
+// geqrf then orgqr of [batch, m, n]: Q orthonormal, Q R = A.
+template <typename T>
+void ExpectGeqrfFormsQR(int64_t batch, int64_t m, int64_t n, uint32_t seed) {
   const std::string e = Lapack<T>::kName;
-  const int64_t batch = 2, m = 6, n = 4, k = 4;
-  std::vector<T> a = RandomValues<T>(batch * m * n, 2);
+  const int64_t k = std::min(m, n);
+  std::vector<T> a = RandomValues<T>(batch * m * n, seed);
+  const std::string matrix =
+      StrCat("tensor<", batch, "x", m, "x", n, "x", e, ">");
+  const std::string taus = StrCat("tensor<", batch, "x", k, "x", e, ">");
+  const std::string layouts3 = "dense<[1, 2, 0]> : tensor<3xindex>";
+  const std::string layouts2 = "dense<[1, 0]> : tensor<2xindex>";
   std::string text =
-      R"(
-func.func @main(%a: tensor<2x6x4x)" +
-      e + R"(>) -> (tensor<2x6x4x)" + e + R"(>, tensor<2x6x4x)" + e + R"(>) {
-  %f:2 = stablehlo.custom_call @)" +
-      Target<T>("geqrf") +
-      R"((%a) {mhlo.backend_config = {}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 0]> : tensor<2xindex>]} : (tensor<2x6x4x)" +
-      e + R"(>) -> (tensor<2x6x4x)" + e + R"(>, tensor<2x4x)" + e +
-      R"(>)
-  %q = stablehlo.custom_call @)" +
-      Target<T>("orgqr", "ungqr") +
-      R"((%f#0, %f#1) {mhlo.backend_config = {}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 0]> : tensor<2xindex>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>]} : (tensor<2x6x4x)" +
-      e + R"(>, tensor<2x4x)" + e + R"(>) -> tensor<2x6x4x)" + e +
-      R"(>
-  return %f#0, %q : tensor<2x6x4x)" +
-      e + R"(>, tensor<2x6x4x)" + e + R"(>
-})";
+      StrCat("func.func @main(%a: ", matrix, ") -> (", matrix, ", ", matrix,
+             ") {\n", "  %f:2 = stablehlo.custom_call @", Target<T>("geqrf"),
+             "(%a) {mhlo.backend_config = {}, operand_layouts = [", layouts3,
+             "], result_layouts = [", layouts3, ", ", layouts2, "]} : (",
+             matrix, ") -> (", matrix, ", ", taus, ")\n",
+             "  %q = stablehlo.custom_call @", Target<T>("orgqr", "ungqr"),
+             "(%f#0, %f#1) {mhlo.backend_config = {}, operand_layouts = [",
+             layouts3, ", ", layouts2, "], result_layouts = [", layouts3,
+             "]} : (", matrix, ", ", taus, ") -> ", matrix, "\n",
+             "  return %f#0, %q : ", matrix, ", ", matrix, "\n}");
   ASSERT_OK_AND_ASSIGN(auto out, RunText(text, {Array<T>({batch, m, n}, a)}));
   for (int64_t b = 0; b < batch; ++b) {
     Mat f = MatrixOf<T>(out[0], b, m, n), q = MatrixOf<T>(out[1], b, m, n);
@@ -410,6 +410,12 @@ func.func @main(%a: tensor<2x6x4x)" +
         RelativeDiff(q * r, MatrixOf<T>(Array<T>({batch, m, n}, a), b, m, n)),
         Lapack<T>::kTol);
   }
+}
+
+TYPED_TEST(LapackTest, GeqrfReflectorsFormAnOrthonormalQWithQREqualToA) {
+  ExpectGeqrfFormsQR<TypeParam>(2, 6, 4, 2);
+  // Large enough that the reflections split their columns over the cores.
+  ExpectGeqrfFormsQR<TypeParam>(1, 200, 180, 3);
 }
 
 TYPED_TEST(LapackTest, OrmqrMultipliesByQOrItsAdjointFromEitherSide) {

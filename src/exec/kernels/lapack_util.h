@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "exec/kernels/element.h"
+#include "exec/parallel.h"
 #include "exec/plan.h"
 
 namespace kiln::exec::lapack {
@@ -256,17 +257,32 @@ T MakeReflector(int64_t n, T& alpha, T* x, int64_t stride) {
   return tau;
 }
 
+// Reflections over a block of at least this many elements split over the
+// cores (each thread's part gives the bits it would alone).
+inline constexpr int64_t kParallelReflectorElements = int64_t{1} << 15;
+
 // C := H C with H = I - tau v v^H (v of c.rows elements, v(0) included)
 // (xLARF, side 'L'). Pass conj(tau) to apply H^H.
 template <typename T>
 void ApplyReflectorLeft(const T* v, T tau, MatrixView<T> c) {
   if (tau == T(0)) return;
-  for (int64_t j = 0; j < c.cols; ++j) {
-    T* col = c.column(j);
-    T w = T(0);
-    for (int64_t i = 0; i < c.rows; ++i) w += Conj(v[i]) * col[i];
-    w *= tau;
-    for (int64_t i = 0; i < c.rows; ++i) col[i] -= v[i] * w;
+  // Columns are independent: large blocks split them over the cores.
+  auto columns = [&](int64_t first, int64_t last) {
+    for (int64_t j = first; j < last; ++j) {
+      T* col = c.column(j);
+      T w = T(0);
+      for (int64_t i = 0; i < c.rows; ++i) w += Conj(v[i]) * col[i];
+      w *= tau;
+      for (int64_t i = 0; i < c.rows; ++i) col[i] -= v[i] * w;
+    }
+  };
+  if (c.rows * c.cols >= kParallelReflectorElements) {
+    ParallelFor(c.cols,
+                std::max<int64_t>(1, kParallelReflectorElements / 4 /
+                                         std::max<int64_t>(1, c.rows)),
+                columns);
+  } else {
+    columns(0, c.cols);
   }
 }
 
@@ -275,14 +291,25 @@ template <typename T>
 void ApplyReflectorRight(const T* v, T tau, MatrixView<T> c) {
   if (tau == T(0)) return;
   std::vector<T> w(c.rows, T(0));
-  for (int64_t j = 0; j < c.cols; ++j) {
-    const T* col = c.column(j);
-    for (int64_t i = 0; i < c.rows; ++i) w[i] += col[i] * v[j];
-  }
-  for (int64_t j = 0; j < c.cols; ++j) {
-    T* col = c.column(j);
-    T f = tau * Conj(v[j]);
-    for (int64_t i = 0; i < c.rows; ++i) col[i] -= w[i] * f;
+  // Rows are independent: large blocks split them over the cores.
+  auto rows = [&](int64_t first, int64_t last) {
+    for (int64_t j = 0; j < c.cols; ++j) {
+      const T* col = c.column(j);
+      for (int64_t i = first; i < last; ++i) w[i] += col[i] * v[j];
+    }
+    for (int64_t j = 0; j < c.cols; ++j) {
+      T* col = c.column(j);
+      T f = tau * Conj(v[j]);
+      for (int64_t i = first; i < last; ++i) col[i] -= w[i] * f;
+    }
+  };
+  if (c.rows * c.cols >= kParallelReflectorElements) {
+    ParallelFor(c.rows,
+                std::max<int64_t>(16, kParallelReflectorElements / 4 /
+                                          std::max<int64_t>(1, c.cols)),
+                rows);
+  } else {
+    rows(0, c.rows);
   }
 }
 
