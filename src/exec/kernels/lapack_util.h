@@ -289,27 +289,18 @@ void ApplyReflectorLeft(const T* v, T tau, MatrixView<T> c) {
 // C := C H with H = I - tau v v^H (v of c.cols elements) (xLARF, side 'R').
 template <typename T>
 void ApplyReflectorRight(const T* v, T tau, MatrixView<T> c) {
+  // Serial: split by rows, the threads' parts of each column shared cache
+  // lines, and the SVD's bidiagonalization ran at half speed.
   if (tau == T(0)) return;
   std::vector<T> w(c.rows, T(0));
-  // Rows are independent: large blocks split them over the cores.
-  auto rows = [&](int64_t first, int64_t last) {
-    for (int64_t j = 0; j < c.cols; ++j) {
-      const T* col = c.column(j);
-      for (int64_t i = first; i < last; ++i) w[i] += col[i] * v[j];
-    }
-    for (int64_t j = 0; j < c.cols; ++j) {
-      T* col = c.column(j);
-      T f = tau * Conj(v[j]);
-      for (int64_t i = first; i < last; ++i) col[i] -= w[i] * f;
-    }
-  };
-  if (c.rows * c.cols >= kParallelReflectorElements) {
-    ParallelFor(c.rows,
-                std::max<int64_t>(16, kParallelReflectorElements / 4 /
-                                          std::max<int64_t>(1, c.cols)),
-                rows);
-  } else {
-    rows(0, c.rows);
+  for (int64_t j = 0; j < c.cols; ++j) {
+    const T* col = c.column(j);
+    for (int64_t i = 0; i < c.rows; ++i) w[i] += col[i] * v[j];
+  }
+  for (int64_t j = 0; j < c.cols; ++j) {
+    T* col = c.column(j);
+    T f = tau * Conj(v[j]);
+    for (int64_t i = 0; i < c.rows; ++i) col[i] -= w[i] * f;
   }
 }
 
