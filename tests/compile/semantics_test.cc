@@ -188,9 +188,9 @@ func.func @main(%x: tensor<512x64xf32>, %i: tensor<3000x1xi32>)
   std::vector<int32_t> indices(3000);
   for (int32_t& index : indices) index = pick(rng);
   ASSERT_OK_AND_ASSIGN(
-      auto out, RunPlan(*plan, {HostArray::Of(ElementType::kF32, {512, 64}, x),
-                                HostArray::Of(ElementType::kI32, {3000, 1},
-                                              indices)}));
+      auto out,
+      RunPlan(*plan, {HostArray::Of(ElementType::kF32, {512, 64}, x),
+                      HostArray::Of(ElementType::kI32, {3000, 1}, indices)}));
   std::vector<float> rows = out[0].As<float>(), columns = out[1].As<float>();
   int wrong = 0;
   for (int n = 0; n < 3000; ++n) {
