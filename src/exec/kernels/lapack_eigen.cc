@@ -42,6 +42,17 @@ void TridiagonalReduce(MatrixView<T> a, bool lower, Real<T>* d, Real<T>* e,
     std::vector<T> y(len, T(0));
     for (int64_t c = 0; c < len; ++c) {
       y[c] += T(RealPart(at(c, c))) * v[c];
+      if (lower) {
+        // Column c below the diagonal is contiguous: an axpy into y and a
+        // dot product into y[c], each vectorized (one loop doing both
+        // was a chain of dependent additions).
+        const T* column = &at(0, c);
+        const T vc = v[c];
+        for (int64_t r = c + 1; r < len; ++r) y[r] += column[r] * vc;
+        y[c] += lapack::DotConjugated(column + c + 1, v.data() + c + 1,
+                                      len - c - 1);
+        continue;
+      }
       for (int64_t r = c + 1; r < len; ++r) {
         // The stored element of the pair (r, c), r > c, and its conjugate.
         T arc = lower ? at(r, c) : Conj(at(c, r));
