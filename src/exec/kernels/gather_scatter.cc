@@ -67,17 +67,7 @@ void ForEachIndexIn(const std::vector<int64_t>& sizes, int64_t begin,
 // Odometer over `sizes`: calls fn(index) for every index, row-major.
 template <typename Fn>
 void ForEachIndex(const std::vector<int64_t>& sizes, Fn&& fn) {
-  if (NumElements(sizes) == 0) return;
-  std::vector<int64_t> index(sizes.size(), 0);
-  while (true) {
-    fn(index);
-    int64_t d = static_cast<int64_t>(sizes.size()) - 1;
-    for (; d >= 0; --d) {
-      if (++index[d] < sizes[d]) break;
-      index[d] = 0;
-    }
-    if (d < 0) return;
-  }
+  ForEachIndexIn(sizes, 0, NumElements(sizes), std::forward<Fn>(fn));
 }
 
 class GatherKernel : public Kernel {

@@ -78,35 +78,16 @@ bool ApplyTyped(Combiner combiner, std::byte* target, const std::byte* value,
 
 bool ApplyCombiner(Combiner combiner, ElementType type, std::byte* target,
                    const std::byte* value, int64_t count) {
-  if (combiner == Combiner::kReplace) {
-    if (count > 0) std::memmove(target, value, count * ir::StorageBytes(type));
-    return true;
-  }
-  if (combiner == Combiner::kKeep) return true;
-  if (ir::BitWidth(type) < 8 && !ir::IsBool(type)) {
-    // Sub-byte integers need wrapping; only moves are exact.
-    if (combiner != Combiner::kReplace && combiner != Combiner::kKeep &&
-        combiner != Combiner::kMaximum && combiner != Combiner::kMinimum) {
-      return false;
-    }
-  }
-  if (type == ElementType::kF32 &&
-      CombineF32(combiner, reinterpret_cast<float*>(target),
-                 reinterpret_cast<const float*>(value), count)) {
-    return true;
-  }
-  bool handled = false;
-  DispatchNative(type, [&](auto tag) {
-    using T = decltype(tag);
-    handled = ApplyTyped<T>(combiner, target, value, count);
-  });
-  return handled;
+  return ApplyCombinerRows(combiner, type, target, value, 1, count, 0);
 }
 
 bool ApplyCombinerRows(Combiner combiner, ElementType type, std::byte* target,
                        const std::byte* value, int64_t rows, int64_t count,
                        int64_t value_stride) {
   const int64_t bytes = ir::StorageBytes(type);
+  // `apply(target_row, value_row)` on every row; false when it declines
+  // (which it does on the first row or not at all: the combiner and type
+  // are the same for every row).
   auto each_row = [&](auto&& apply) {
     for (int64_t r = 0; r < rows; ++r) {
       if (!apply(target + r * count * bytes, value + r * value_stride * bytes))
@@ -114,19 +95,23 @@ bool ApplyCombinerRows(Combiner combiner, ElementType type, std::byte* target,
     }
     return true;
   };
-  if (type == ElementType::kF32 &&
-      (combiner == Combiner::kAdd || combiner == Combiner::kMaximum ||
-       combiner == Combiner::kMinimum)) {
+  if (combiner == Combiner::kKeep) return true;
+  if (combiner == Combiner::kReplace) {
     return each_row([&](std::byte* t, const std::byte* v) {
-      return CombineF32(combiner, reinterpret_cast<float*>(t),
-                        reinterpret_cast<const float*>(v), count);
+      if (count > 0) std::memmove(t, v, count * bytes);
+      return true;
     });
   }
-  if (combiner == Combiner::kReplace || combiner == Combiner::kKeep ||
-      (ir::BitWidth(type) < 8 && !ir::IsBool(type))) {
-    return each_row([&](std::byte* t, const std::byte* v) {
-      return ApplyCombiner(combiner, type, t, v, count);
-    });
+  if (ir::BitWidth(type) < 8 && !ir::IsBool(type) &&
+      combiner != Combiner::kMaximum && combiner != Combiner::kMinimum) {
+    return false;  // sub-byte integers need wrapping; only moves are exact
+  }
+  if (type == ElementType::kF32 &&
+      each_row([&](std::byte* t, const std::byte* v) {
+        return CombineF32(combiner, reinterpret_cast<float*>(t),
+                          reinterpret_cast<const float*>(v), count);
+      })) {
+    return true;
   }
   bool handled = false;
   DispatchNative(type, [&](auto tag) {
