@@ -263,6 +263,16 @@ Status LowerBitcastConvert(Lowering& lowering, const ir::Operation& op) {
   }
   ASSIGN_OR_RETURN(ArrayShape result, lowering.ResultShape(op, 0, dims));
   result.type = to;
+  // Between two types of the same whole-byte width (u32 and f32: JAX's
+  // random floats) the bits stay where they are: the result is the operand's
+  // memory read as the other type, and a fusion runs through it. Bools are
+  // copied, since the kernel writes them as 0 or 1.
+  if (from_bits == to_bits && from_bits == ir::StorageBytes(in.type) * 8 &&
+      to_bits == ir::StorageBytes(to) * 8 && !ir::IsBool(in.type) &&
+      !ir::IsBool(to)) {
+    lowering.Bind(op.result(0), lowering.NewAlias(input, result));
+    return OkStatus();
+  }
   SlotId out = lowering.NewTemp(result);
   lowering.Emit(op,
                 exec::MakeBitcastConvertKernel(in.type, to, in.num_elements()),

@@ -967,16 +967,21 @@ Status Lowering::LowerEntry(const ir::Operation& func,
     SlotId id = result_leaves[k];
     const exec::Slot& s = slot(id);
     plan_.mutable_outputs().push_back({s.shape, s.is_token});
-    if (s.kind == exec::SlotKind::kTemp && alias_root_[id] == id &&
-        slot_frame_[id] == frames_.back().id && first_def_[id] >= 0 &&
-        !claimed.count(id) &&
+    // A reshape or bitcast of a computed value is the same bytes: the value
+    // is computed into the output buffer too.
+    SlotId root = alias_root_[id];
+    const exec::Slot& r = slot(root);
+    if (r.kind == exec::SlotKind::kTemp && !r.is_token && !s.is_token &&
+        r.shape.byte_size() == s.shape.byte_size() &&
+        slot_frame_[root] == frames_.back().id && first_def_[root] >= 0 &&
+        !claimed.count(root) &&
         (aliases[k] < 0 ||
-         CanComputeIntoDonatedOutput(main, id, main.params[aliases[k]],
+         CanComputeIntoDonatedOutput(main, root, main.params[aliases[k]],
                                      result_leaves))) {
-      claimed.insert(id);
+      claimed.insert(root);
       // The slot and every alias of it now live in the output buffer.
       for (size_t other = 0; other < plan_.slots().size(); ++other) {
-        if (alias_root_[other] != id) continue;
+        if (alias_root_[other] != root) continue;
         exec::Slot& mutable_slot = plan_.mutable_slots()[other];
         mutable_slot.kind = exec::SlotKind::kOutput;
         mutable_slot.index = static_cast<int32_t>(k);

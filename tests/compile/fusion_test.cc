@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "program_runner.h"
@@ -427,6 +428,98 @@ func.func @main(%x: tensor<128x1024xf32>) -> tensor<128x1024xf32> {
       EXPECT_NEAR(got[row * 1024 + k], want, 1e-3 * (1 + std::fabs(sum)))
           << row << " " << k;
     }
+  }
+}
+
+// JAX's random bits: 32-bit integer ops by broadcast constants (scalar
+// forms of the integer kernels, shifts in the type's own width), a
+// rotation, shifts by amounts past the width (32 and, read as unsigned,
+// -1), an arithmetic shift of negative values, and a bitcast to f32 that
+// the run goes through (the bitcast is the operand's memory, not a copy):
+// one fused step whose values match the unfused plan and a loop here.
+TEST(FusionTest, IntegerHashBitsAndTheirBitcastStayInOneRun) {
+  std::string n = std::to_string(kOdd);
+  std::string u = "tensor<" + n + "xui32>";
+  std::string i = "tensor<" + n + "xi32>";
+  std::string f = "tensor<" + n + "xf32>";
+  auto splat = [&](const std::string& name, const std::string& value,
+                   const std::string& type, const std::string& scalar) {
+    return "  %" + name + "0 = stablehlo.constant dense<" + value +
+           "> : " + scalar + "\n  %" + name +
+           " = stablehlo.broadcast_in_dim %" + name + "0, dims = [] : (" +
+           scalar + ") -> " + type + "\n";
+  };
+  std::string text = "func.func @main(%x: " + u + ", %y: " + u + ") -> (" + f +
+                     ", " + u + ", " + i + ") {\n" +
+                     splat("k", "466688986", u, "tensor<ui32>") +
+                     splat("c13", "13", u, "tensor<ui32>") +
+                     splat("c19", "19", u, "tensor<ui32>") +
+                     splat("c32", "32", u, "tensor<ui32>") +
+                     splat("c9", "9", u, "tensor<ui32>") +
+                     splat("one", "1065353216", u, "tensor<ui32>") +
+                     splat("s33", "33", i, "tensor<i32>") +
+                     splat("sm1", "-1", i, "tensor<i32>") + R"(
+  %a = stablehlo.add %x, %k : )" +
+                     u + R"(
+  %b = stablehlo.add %a, %y : )" +
+                     u + R"(
+  %l = stablehlo.shift_left %y, %c13 : )" +
+                     u + R"(
+  %r = stablehlo.shift_right_logical %y, %c19 : )" +
+                     u + R"(
+  %rot = stablehlo.or %l, %r : )" +
+                     u + R"(
+  %h = stablehlo.xor %b, %rot : )" +
+                     u + R"(
+  %far = stablehlo.shift_left %h, %c32 : )" +
+                     u + R"(
+  %h2 = stablehlo.xor %h, %far : )" +
+                     u + R"(
+  %m = stablehlo.shift_right_logical %h2, %c9 : )" +
+                     u + R"(
+  %o = stablehlo.or %m, %one : )" +
+                     u + R"(
+  %fl = stablehlo.bitcast_convert %o : ()" +
+                     u + ") -> " + f + R"(
+  %s = stablehlo.bitcast_convert %h : ()" +
+                     u + ") -> " + i + R"(
+  %sa = stablehlo.shift_right_arithmetic %s, %s33 : )" +
+                     i + R"(
+  %sb = stablehlo.shift_right_arithmetic %s, %sm1 : )" +
+                     i + R"(
+  %sc = stablehlo.add %sa, %sb : )" +
+                     i + R"(
+  return %fl, %h, %sc : )" +
+                     f + ", " + u + ", " + i + R"(
+})";
+  std::mt19937 rng(21);
+  std::vector<uint32_t> x(kOdd), y(kOdd);
+  for (uint32_t& v : x) v = rng();
+  for (uint32_t& v : y) v = rng();
+  std::vector<HostArray> inputs = {
+      HostArray::Of(ElementType::kUI32, {kOdd}, x),
+      HostArray::Of(ElementType::kUI32, {kOdd}, y)};
+  auto plan = ExpectFusedMatchesUnfused(text, inputs);
+  ASSERT_NE(plan, nullptr);
+  EXPECT_EQ(plan->main().steps.size(), 1u);
+  EXPECT_EQ(plan->arena_bytes(), 0);
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, inputs));
+  std::vector<float> fl = out[0].As<float>();
+  std::vector<uint32_t> h = out[1].As<uint32_t>();
+  std::vector<int32_t> sc = out[2].As<int32_t>();
+  for (int64_t e = 0; e < kOdd; ++e) {
+    uint32_t rot = (y[e] << 13) | (y[e] >> 19);
+    uint32_t want_h = (x[e] + 466688986u + y[e]) ^ rot;
+    ASSERT_EQ(h[e], want_h) << e;
+    // Shifting left by 32 gives 0, so h2 = h.
+    uint32_t bits = (want_h >> 9) | 1065353216u;
+    float want_f;
+    std::memcpy(&want_f, &bits, sizeof(want_f));
+    ASSERT_EQ(fl[e], want_f) << e;
+    ASSERT_TRUE(fl[e] >= 1.0f && fl[e] < 2.0f) << e;
+    // Both arithmetic shifts are past the width: each gives the sign.
+    int32_t sign = static_cast<int32_t>(want_h) < 0 ? -1 : 0;
+    ASSERT_EQ(sc[e], 2 * sign) << e;
   }
 }
 

@@ -5,8 +5,8 @@
 
 #include "exec/executor.h"
 #include "exec/kernels/elementwise_kernel.h"
-#include "exec/kernels/vectorize.h"
 #include "exec/kernels/elementwise_ops.h"
+#include "exec/kernels/vectorize.h"
 
 namespace kiln::exec {
 namespace {
@@ -27,8 +27,7 @@ class UnaryKernel : public ElementwiseKernel {
   int cost_per_element() const override { return cost_; }
 
  private:
-  KILN_VECTORIZED static void Loop(const T* in, Out* out, int64_t n,
-                                   int bits) {
+  KILN_VECTORIZED static void Loop(const T* in, Out* out, int64_t n, int bits) {
     for (int64_t i = 0; i < n; ++i) out[i] = Op::Apply(in[i], bits);
   }
 
@@ -70,11 +69,13 @@ class BinaryKernel : public ElementwiseKernel {
     return std::nullopt;
   }
   // Scalar forms exist for the float types, where broadcast constants
-  // (polynomial coefficients, scales) are the common case.
-  std::unique_ptr<ElementwiseKernel> WithScalarInput(
-      int input) const override {
+  // (polynomial coefficients, scales) are the common case, and for the
+  // 32-bit integers, where they are shift amounts and masks (JAX's
+  // threefry hash: some 200 ops by constants per random number).
+  std::unique_ptr<ElementwiseKernel> WithScalarInput(int input) const override {
     if constexpr (kScalar == -1 &&
-                  (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+                  (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                   std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>)) {
       if (input == 0) {
         return std::make_unique<BinaryKernel<Op, T, 0>>(count(), bits_, cost_);
       }
@@ -86,8 +87,31 @@ class BinaryKernel : public ElementwiseKernel {
   }
 
  private:
+  // Integer ops of a type's full width (every type but the sub-byte ones)
+  // get their width as a constant, so that no op masks or widens.
   KILN_VECTORIZED static void Loop(const T* a, const T* b, T* out, int64_t n,
                                    int bits) {
+    constexpr int kFull = 8 * sizeof(T);
+    if constexpr (std::is_integral_v<T>) {
+      if (bits == kFull) {
+        if constexpr (kScalar == 0) {
+          const T scalar = a[0];
+          for (int64_t i = 0; i < n; ++i) {
+            out[i] = Op::Apply(scalar, b[i], kFull);
+          }
+        } else if constexpr (kScalar == 1) {
+          const T scalar = b[0];
+          for (int64_t i = 0; i < n; ++i) {
+            out[i] = Op::Apply(a[i], scalar, kFull);
+          }
+        } else {
+          for (int64_t i = 0; i < n; ++i) {
+            out[i] = Op::Apply(a[i], b[i], kFull);
+          }
+        }
+        return;
+      }
+    }
     if constexpr (kScalar == 0) {
       const T scalar = a[0];
       for (int64_t i = 0; i < n; ++i) out[i] = Op::Apply(scalar, b[i], bits);
@@ -252,9 +276,9 @@ std::unique_ptr<Kernel> MakeBinaryKernel(BinaryOp op, ElementType type,
       KILN_CASE(Power)
       KILN_CASE(Atan2)
       KILN_CASE(And)
-      KILN_CASE(Or) KILN_CASE(Xor) KILN_CASE(ShiftLeft)
-          KILN_CASE(ShiftRightArithmetic) KILN_CASE(ShiftRightLogical)
-              KILN_CASE(NextAfter) KILN_CASE(Mulhi)
+      KILN_CASE(Or)
+      KILN_CASE(Xor) KILN_CASE(ShiftLeft) KILN_CASE(ShiftRightArithmetic)
+          KILN_CASE(ShiftRightLogical) KILN_CASE(NextAfter) KILN_CASE(Mulhi)
 #undef KILN_CASE
   }
   return nullptr;

@@ -599,32 +599,45 @@ struct Xor {
 };
 
 // Shifts by an amount outside [0, bits) give 0, or the sign for an
-// arithmetic right shift; the amount is read as unsigned.
+// arithmetic right shift; the amount is read as unsigned. Everything is
+// computed in T's own width (`bits` is at most 8 * sizeof(T), so it fits
+// in T's unsigned type): a 32-bit shift vectorizes in 32-bit lanes. Only a
+// sub-byte type (bits below the storage width) needs its value masked or
+// sign-extended first.
 struct ShiftLeft {
   template <Int T>
   static T Apply(T a, T b, int bits) {
-    uint64_t amount = static_cast<uint64_t>(static_cast<Unsigned<T>>(b));
-    if (amount >= static_cast<uint64_t>(bits)) return 0;
-    return static_cast<T>(static_cast<Unsigned<T>>(a) << amount);
+    using U = Unsigned<T>;
+    U amount = static_cast<U>(b);
+    if (amount >= static_cast<U>(bits)) return 0;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) << amount));
   }
 };
 struct ShiftRightLogical {
   template <Int T>
   static T Apply(T a, T b, int bits) {
-    uint64_t amount = static_cast<uint64_t>(static_cast<Unsigned<T>>(b));
-    if (amount >= static_cast<uint64_t>(bits)) return 0;
-    return static_cast<T>(LowBits(a, bits) >> amount);
+    using U = Unsigned<T>;
+    U amount = static_cast<U>(b);
+    if (amount >= static_cast<U>(bits)) return 0;
+    U value = bits == static_cast<int>(8 * sizeof(T))
+                  ? static_cast<U>(a)
+                  : static_cast<U>(LowBits(a, bits));
+    return static_cast<T>(value >> amount);
   }
 };
 struct ShiftRightArithmetic {
   template <Int T>
   static T Apply(T a, T b, int bits) {
     using S = std::make_signed_t<T>;
+    using U = Unsigned<T>;
+    U amount = static_cast<U>(b);
+    if (amount >= static_cast<U>(bits)) amount = static_cast<U>(bits - 1);
+    if (bits == static_cast<int>(8 * sizeof(T))) {
+      return static_cast<T>(static_cast<S>(a) >> amount);
+    }
     // Sign-extend from the logical width first.
     int64_t value =
         WrapToBits(static_cast<int64_t>(static_cast<S>(a)), bits, true);
-    uint64_t amount = static_cast<uint64_t>(static_cast<Unsigned<T>>(b));
-    if (amount >= static_cast<uint64_t>(bits)) amount = bits - 1;
     return static_cast<T>(value >> amount);
   }
 };
