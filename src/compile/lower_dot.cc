@@ -397,39 +397,6 @@ bool EmitOneDnnConvolution(
   return true;
 }
 
-// How often `value` is an operand of `op` or of the ops in its regions.
-int CountUses(const ir::Operation& op, const ir::Value* value) {
-  int uses = static_cast<int>(
-      std::count(op.operands().begin(), op.operands().end(), value));
-  for (const auto& region : op.regions()) {
-    for (const auto& block : region->blocks()) {
-      for (const auto& inner : block->operations()) {
-        uses += CountUses(*inner, value);
-      }
-    }
-  }
-  return uses;
-}
-
-// The only reader of `dot`'s result in its block (with no use in nested
-// regions), or null.
-const ir::Operation* OnlyReader(const ir::Operation& dot) {
-  const ir::Block* block = dot.parent_block();
-  if (block == nullptr || dot.num_results() != 1) return nullptr;
-  const ir::Value* value = dot.result(0);
-  const auto& ops = block->operations();
-  int64_t position = block->IndexOf(&dot);
-  if (position < 0) return nullptr;
-  const ir::Operation* user = nullptr;
-  for (size_t i = position + 1; i < ops.size(); ++i) {
-    int uses = CountUses(*ops[i], value);
-    if (uses == 0) continue;
-    if (user != nullptr || uses > 1) return nullptr;
-    user = ops[i].get();
-  }
-  return user;
-}
-
 // The transpose that is the only reader of `dot`'s result, when it puts the
 // rhs free dimensions before the lhs ones and leaves the batch dimensions
 // first: the dot of the swapped operands computes it directly, with no

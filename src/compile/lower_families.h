@@ -116,6 +116,12 @@ Status EmitReduceWindow(Lowering& lowering, const ir::Operation& op,
 Status EmitRngBitGenerator(Lowering& lowering, const ir::Operation& op,
                            std::optional<std::vector<int64_t>> bits_dims);
 
+// How often `value` is an operand of `op` or of the ops in its regions.
+int CountUses(const ir::Operation& op, const ir::Value* value);
+// The only reader of `op`'s one result in its block (with no use in nested
+// regions), or null.
+const ir::Operation* OnlyReader(const ir::Operation& op);
+
 }  // namespace kiln::compile
 
 #endif  // KILN_COMPILE_LOWER_FAMILIES_H_

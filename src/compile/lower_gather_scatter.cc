@@ -1,5 +1,6 @@
 // Lowering of gather, dynamic_gather, torch_index_select and scatter.
 #include <algorithm>
+#include <optional>
 
 #include "compile/lower_families.h"
 #include "exec/kernels/gather_scatter.h"
@@ -22,6 +23,143 @@ Status CheckDims(const ir::Operation& op, const std::vector<int64_t>& dims,
     }
   }
   return OkStatus();
+}
+
+// A value that broadcast_in_dim ops, and reshapes that only add or drop
+// dimensions of size 1, made from an already lowered slot: the slot, and
+// for each of its dimensions the dimension of the value it becomes (-1
+// where a size-1 dimension is expanded or dropped); `ops` are the
+// ops in between, from the value down.
+struct BroadcastOrigin {
+  SlotId source;
+  std::vector<int64_t> to_value;
+  std::vector<const ir::Operation*> ops;
+};
+
+std::optional<BroadcastOrigin> TraceBroadcasts(Lowering& lowering,
+                                               const ir::Value* value) {
+  if (!value->type().IsTensor() || !value->type().HasStaticShape()) {
+    return std::nullopt;
+  }
+  BroadcastOrigin origin;
+  const int64_t rank = static_cast<int64_t>(value->type().shape().size());
+  for (int64_t d = 0; d < rank; ++d) origin.to_value.push_back(d);
+  const ir::Value* current = value;
+  while (true) {
+    if (StatusOr<SlotId> slot = lowering.Slot(current); slot.ok()) {
+      origin.source = *slot;
+      return origin;
+    }
+    const ir::Operation* broadcast = current->defining_op();
+    if (broadcast == nullptr || broadcast->num_operands() != 1 ||
+        !(broadcast->is(OpCode::kBroadcastInDim) ||
+          broadcast->is(OpCode::kReshape))) {
+      return std::nullopt;
+    }
+    const ir::Value* operand = broadcast->operand(0);
+    if (!operand->type().IsTensor() || !operand->type().HasStaticShape()) {
+      return std::nullopt;
+    }
+    const std::vector<int64_t> dims = current->type().shape();
+    const std::vector<int64_t> operand_dims = operand->type().shape();
+    if (broadcast->is(OpCode::kReshape)) {
+      // The dimensions of more than one element, in order, on both sides.
+      std::vector<int64_t> to_value(operand_dims.size(), -1);
+      size_t next = 0;
+      for (size_t d = 0; d < operand_dims.size(); ++d) {
+        if (operand_dims[d] == 1) continue;
+        while (next < dims.size() && dims[next] == 1) ++next;
+        if (next == dims.size() || dims[next] != operand_dims[d]) {
+          return std::nullopt;
+        }
+        to_value[d] = origin.to_value[next++];
+      }
+      while (next < dims.size() && dims[next] == 1) ++next;
+      if (next != dims.size()) return std::nullopt;
+      origin.to_value = std::move(to_value);
+      origin.ops.push_back(broadcast);
+      current = operand;
+      continue;
+    }
+    StatusOr<std::vector<int64_t>> mapping =
+        IntsAttr(*broadcast, "broadcast_dimensions");
+    if (!mapping.ok() || mapping->size() != operand_dims.size()) {
+      return std::nullopt;
+    }
+    std::vector<int64_t> to_value(operand_dims.size());
+    for (size_t d = 0; d < operand_dims.size(); ++d) {
+      int64_t target = (*mapping)[d];
+      if (target < 0 || target >= static_cast<int64_t>(dims.size())) {
+        return std::nullopt;
+      }
+      to_value[d] =
+          operand_dims[d] == dims[target] ? origin.to_value[target] : -1;
+    }
+    origin.to_value = std::move(to_value);
+    origin.ops.push_back(broadcast);
+    current = operand;
+  }
+}
+
+// JAX's gather in its default `mode="fill"`: the gather's only reader is
+// `select(broadcast(mask), gather, broadcast(fill))`, where the mask has
+// one bool per window (its dimensions of more than one element are the
+// result's batch dimensions, in order, at full size) and the fill value
+// is one element. The gather kernel computes the select as it writes
+// (GatherParams::masked).
+struct FillSelect {
+  const ir::Operation* select = nullptr;
+  SlotId mask;
+  SlotId fill;
+  std::vector<const ir::Operation*> bypassed;  // both traces' ops
+};
+
+std::optional<FillSelect> FillSelectOf(Lowering& lowering,
+                                       const ir::Operation& gather,
+                                       const exec::GatherParams& p) {
+  if (!lowering.fuse_elementwise()) return std::nullopt;
+  const ir::Operation* select = OnlyReader(gather);
+  const ir::Value* gathered = gather.result(0);
+  if (select == nullptr || !select->is(OpCode::kSelect) ||
+      select->num_operands() != 3 || select->operand(1) != gathered ||
+      select->operand(0) == gathered || select->operand(2) == gathered ||
+      select->result(0)->type() != gathered->type()) {
+    return std::nullopt;
+  }
+  std::optional<BroadcastOrigin> mask =
+      TraceBroadcasts(lowering, select->operand(0));
+  std::optional<BroadcastOrigin> fill =
+      TraceBroadcasts(lowering, select->operand(2));
+  if (!mask || !fill) return std::nullopt;
+  const ArrayShape mask_shape = lowering.shape(mask->source);
+  const ArrayShape fill_shape = lowering.shape(fill->source);
+  if (mask_shape.type != ElementType::kI1 || fill_shape.num_elements() != 1 ||
+      fill_shape.type != p.operand.type) {
+    return std::nullopt;
+  }
+  int64_t windows = 1;
+  std::vector<int64_t> batch_dims;
+  for (int64_t d = 0; d < static_cast<int64_t>(p.output_dims.size()); ++d) {
+    if (!Contains(p.offset_dims, d)) {
+      batch_dims.push_back(d);
+      windows *= p.output_dims[d];
+    }
+  }
+  int64_t next = 0;
+  for (size_t d = 0; d < mask_shape.dims.size(); ++d) {
+    if (mask_shape.dims[d] == 1) continue;
+    int64_t target = mask->to_value[d];
+    if (target < next || !Contains(batch_dims, target) ||
+        mask_shape.dims[d] != p.output_dims[target]) {
+      return std::nullopt;
+    }
+    next = target + 1;
+  }
+  if (mask_shape.num_elements() != windows) return std::nullopt;
+  FillSelect found{select, mask->source, fill->source, mask->ops};
+  found.bypassed.insert(found.bypassed.end(), fill->ops.begin(),
+                        fill->ops.end());
+  return found;
 }
 
 Status EmitGather(Lowering& lowering, const ir::Operation& op,
@@ -92,6 +230,23 @@ Status EmitGather(Lowering& lowering, const ir::Operation& op,
                                                 : batch[next_batch++];
   }
   p.output_dims = result_dims;
+  if (std::optional<FillSelect> select = FillSelectOf(lowering, op, p)) {
+    p.masked = true;
+    ASSIGN_OR_RETURN(SlotId out,
+                     lowering.NewResult(*select->select, 0, result_dims));
+    lowering.Emit(op, exec::MakeGatherKernel(std::move(p)),
+                  {operand, indices, select->mask, select->fill}, {out});
+    // The gather's own value has no reader but the select, computed with it.
+    lowering.Bind(op.result(0), out);
+    lowering.LowerAhead(*select->select);
+    // The traced ops come after the gather (a trace stops at the first
+    // value lowered already): their copies are dropped if no one else
+    // reads them.
+    for (const ir::Operation* bypassed : select->bypassed) {
+      lowering.NoteBypassedOp(*bypassed);
+    }
+    return OkStatus();
+  }
   ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, 0, result_dims));
   lowering.Emit(op, exec::MakeGatherKernel(std::move(p)), {operand, indices},
                 {out});

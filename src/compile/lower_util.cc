@@ -1,6 +1,8 @@
 // Helpers shared by the lower_*.cc files, and the table of families.
 #include "compile/lower_families.h"
 
+#include <algorithm>
+
 #include "exec/kernels/element.h"
 
 #include "exec/kernels/convert.h"
@@ -202,6 +204,36 @@ StatusOr<std::unique_ptr<exec::Region>> LowerScalarRegion(
   std::vector<exec::ValueSpec> specs;
   for (ElementType type : types) specs.push_back({ArrayShape{type, {}}, false});
   return lowering.LowerRegion(region, specs, Lowering::RegionResults::kAny);
+}
+
+int CountUses(const ir::Operation& op, const ir::Value* value) {
+  int uses = static_cast<int>(
+      std::count(op.operands().begin(), op.operands().end(), value));
+  for (const auto& region : op.regions()) {
+    for (const auto& block : region->blocks()) {
+      for (const auto& inner : block->operations()) {
+        uses += CountUses(*inner, value);
+      }
+    }
+  }
+  return uses;
+}
+
+const ir::Operation* OnlyReader(const ir::Operation& op) {
+  const ir::Block* block = op.parent_block();
+  if (block == nullptr || op.num_results() != 1) return nullptr;
+  const ir::Value* value = op.result(0);
+  const auto& ops = block->operations();
+  int64_t position = block->IndexOf(&op);
+  if (position < 0) return nullptr;
+  const ir::Operation* user = nullptr;
+  for (size_t i = position + 1; i < ops.size(); ++i) {
+    int uses = CountUses(*ops[i], value);
+    if (uses == 0) continue;
+    if (user != nullptr || uses > 1) return nullptr;
+    user = ops[i].get();
+  }
+  return user;
 }
 
 }  // namespace kiln::compile

@@ -203,6 +203,87 @@ func.func @main(%x: tensor<512x64xf32>, %i: tensor<3000x1xi32>)
   EXPECT_EQ(wrong, 0);
 }
 
+// JAX's gathers in mode="fill" (jnp.take's default): a select of the
+// gather, NaN (or an integer's minimum) where the in-bounds mask is false,
+// with the mask computed from the indices as JAX does. The gather writes
+// the fill value itself (GatherParams::masked): no select step is left,
+// and the values match the unfused plan (a gather and a select) and a
+// loop here, for contiguous rows and for strided columns.
+TEST(SemanticsTest, FillModeGathersWriteTheFillValueWithTheWindows) {
+  const std::string text = R"(
+func.func @main(%x: tensor<512x64xf32>, %y: tensor<64x512xi32>, %i: tensor<3000xi32>)
+    -> (tensor<3000x64xf32>, tensor<64x3000xi32>) {
+  %nan = stablehlo.constant dense<0x7FC00000> : tensor<f32>
+  %min = stablehlo.constant dense<-2147483648> : tensor<i32>
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %last = stablehlo.constant dense<511> : tensor<i32>
+  %zb = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<i32>) -> tensor<3000xi32>
+  %lb = stablehlo.broadcast_in_dim %last, dims = [] : (tensor<i32>) -> tensor<3000xi32>
+  %ge = stablehlo.compare GE, %i, %zb, SIGNED : (tensor<3000xi32>, tensor<3000xi32>) -> tensor<3000xi1>
+  %le = stablehlo.compare LE, %i, %lb, SIGNED : (tensor<3000xi32>, tensor<3000xi32>) -> tensor<3000xi1>
+  %ok = stablehlo.and %ge, %le : tensor<3000xi1>
+  %i2 = stablehlo.reshape %i : (tensor<3000xi32>) -> tensor<3000x1xi32>
+  %rows = "stablehlo.gather"(%x, %i2) {
+    dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>,
+    slice_sizes = array<i64: 1, 64>, indices_are_sorted = false
+  } : (tensor<512x64xf32>, tensor<3000x1xi32>) -> tensor<3000x64xf32>
+  %okr = stablehlo.broadcast_in_dim %ok, dims = [0] : (tensor<3000xi1>) -> tensor<3000x64xi1>
+  %nanb = stablehlo.broadcast_in_dim %nan, dims = [] : (tensor<f32>) -> tensor<3000x64xf32>
+  %r = stablehlo.select %okr, %rows, %nanb : tensor<3000x64xi1>, tensor<3000x64xf32>
+  %columns = "stablehlo.gather"(%y, %i2) {
+    dimension_numbers = #stablehlo.gather<offset_dims = [0], collapsed_slice_dims = [1], start_index_map = [1], index_vector_dim = 1>,
+    slice_sizes = array<i64: 64, 1>, indices_are_sorted = false
+  } : (tensor<64x512xi32>, tensor<3000x1xi32>) -> tensor<64x3000xi32>
+  %ok1 = stablehlo.reshape %ok : (tensor<3000xi1>) -> tensor<1x3000xi1>
+  %okc = stablehlo.broadcast_in_dim %ok1, dims = [0, 1] : (tensor<1x3000xi1>) -> tensor<64x3000xi1>
+  %minb = stablehlo.broadcast_in_dim %min, dims = [] : (tensor<i32>) -> tensor<64x3000xi32>
+  %c = stablehlo.select %okc, %columns, %minb : tensor<64x3000xi1>, tensor<64x3000xi32>
+  return %r, %c : tensor<3000x64xf32>, tensor<64x3000xi32>
+})";
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(text));
+  compile::CompileOptions unfused_options;
+  unfused_options.fuse_elementwise = false;
+  ASSERT_OK_AND_ASSIGN(auto unfused, CompileText(text, unfused_options));
+  for (const exec::Step& step : plan->main().steps) {
+    EXPECT_EQ(step.where.find("stablehlo.select"), std::string::npos)
+        << step.where;
+  }
+  std::vector<float> x(512 * 64);
+  std::vector<int32_t> y(64 * 512);
+  for (size_t e = 0; e < x.size(); ++e) x[e] = static_cast<float>(e);
+  for (size_t e = 0; e < y.size(); ++e) y[e] = static_cast<int32_t>(e) - 7;
+  std::mt19937 rng(8);
+  std::uniform_int_distribution<int32_t> pick(-40, 551);
+  std::vector<int32_t> indices(3000);
+  for (int32_t& index : indices) index = pick(rng);
+  std::vector<HostArray> inputs = {
+      HostArray::Of(ElementType::kF32, {512, 64}, x),
+      HostArray::Of(ElementType::kI32, {64, 512}, y),
+      HostArray::Of(ElementType::kI32, {3000}, indices)};
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, inputs));
+  ASSERT_OK_AND_ASSIGN(auto want, RunPlan(*unfused, inputs));
+  EXPECT_TRUE(out[0].bytes == want[0].bytes);
+  EXPECT_TRUE(out[1].bytes == want[1].bytes);
+  std::vector<float> rows = out[0].As<float>();
+  std::vector<int32_t> columns = out[1].As<int32_t>();
+  int wrong = 0, filled = 0;
+  for (int n = 0; n < 3000; ++n) {
+    const bool in_bounds = indices[n] >= 0 && indices[n] <= 511;
+    filled += !in_bounds;
+    for (int c = 0; c < 64; ++c) {
+      if (in_bounds) {
+        wrong += rows[n * 64 + c] != x[indices[n] * 64 + c];
+        wrong += columns[c * 3000 + n] != y[c * 512 + indices[n]];
+      } else {
+        wrong += !std::isnan(rows[n * 64 + c]);
+        wrong += columns[c * 3000 + n] != std::numeric_limits<int32_t>::min();
+      }
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_GT(filled, 100);  // the picks reach 40 past each end
+}
+
 // A scatter with a known combiner whose window rows are contiguous (an
 // embedding's gradient: rows of updates added into rows of a table)
 // combines a row at a time. Each element still takes its updates in the

@@ -97,6 +97,10 @@ class GatherKernel : public Kernel {
     }
     window_.Simplify();
     window_elements_ = window_.num_elements();
+    // Filling a window is the same walk reading one element throughout.
+    fill_ = window_;
+    std::fill(fill_.source_strides.begin(), fill_.source_strides.end(), 0);
+    batch_strides_ = RowMajorStrides(space_.sizes);
     // A window contiguous in both the operand and the output (a row, as
     // jnp.take of rows gathers) is one memcpy.
     contiguous_ = window_.dims.empty() ||
@@ -114,6 +118,10 @@ class GatherKernel : public Kernel {
     const std::byte* operand = ctx.slot(step.inputs[0]);
     const std::byte* indices = ctx.slot(step.inputs[1]);
     std::byte* out = ctx.slot(step.outputs[0]);
+    const auto* mask =
+        p_.masked ? reinterpret_cast<const uint8_t*>(ctx.slot(step.inputs[2]))
+                  : nullptr;
+    const std::byte* fill = p_.masked ? ctx.slot(step.inputs[3]) : nullptr;
     const int64_t element_bytes = p_.operand.element_bytes();
     const int64_t window_bytes = window_elements_ * element_bytes;
     if (window_elements_ == 0) return OkStatus();
@@ -126,10 +134,17 @@ class GatherKernel : public Kernel {
       StridedCopy copy = window_;
       ForEachIndexIn(
           space_.sizes, begin, end, [&](const std::vector<int64_t>& batch) {
-            int64_t base = 0, target = 0;
+            int64_t base = 0, target = 0, position = 0;
             for (size_t j = 0; j < batch.size(); ++j) {
               base += batch[j] * space_.indices_strides[j];
               target += batch[j] * batch_out_strides_[j];
+              position += batch[j] * batch_strides_[j];
+            }
+            if (mask != nullptr && mask[position] == 0) {
+              StridedCopy filling = fill_;
+              filling.target_offset = target;
+              filling.Run(fill, out, element_bytes);
+              return;
             }
             int64_t source = 0;
             for (size_t k = 0; k < p_.start_index_map.size(); ++k) {
@@ -160,6 +175,8 @@ class GatherKernel : public Kernel {
  private:
   GatherParams p_;
   IndexSpace space_;
+  StridedCopy fill_;                    // window_ reading one element
+  std::vector<int64_t> batch_strides_;  // row-major, of the batch space
   std::vector<int64_t> operand_strides_;
   std::vector<int64_t> batch_out_strides_;
   std::vector<int64_t> batching_positions_;

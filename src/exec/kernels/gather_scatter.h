@@ -22,10 +22,19 @@ struct GatherParams {
   std::vector<int64_t> start_index_map;
   int64_t index_vector_dim = 0;
   std::vector<int64_t> slice_sizes;
+  // Inputs 2 and 3 are a mask with one bool per window, in row-major order
+  // of the output's batch dimensions, and a one-element fill value: a
+  // window whose mask is false is filled with the value instead of
+  // gathered. It is the select JAX writes after a gather in its default
+  // `mode="fill"` (NaN, or an integer's extreme, where an index is out of
+  // bounds), computed as the windows are written instead of as a second
+  // pass over the result.
+  bool masked = false;
 };
 
-// Inputs: operand, start indices. Start indices are clamped so every slice
-// lies inside the operand (spec: gather).
+// Inputs: operand, start indices (and with `masked`, the mask and the fill
+// value). Start indices are clamped so every slice lies inside the operand
+// (spec: gather).
 std::unique_ptr<Kernel> MakeGatherKernel(GatherParams params);
 
 struct ScatterParams {
