@@ -322,19 +322,34 @@ TYPED_TEST_SUITE(LapackTest, Types);
 
 // --- getrf ---------------------------------------------------------------
 
+// The larger sizes take the f32 kernel's panels of 32 columns (square,
+// tall and wide), and in the last one column 45 is zero: U(45, 45) is
+// exactly zero in any order of the sums, so info names it, and the rest
+// still factors.
 TYPED_TEST(LapackTest, GetrfFactorsPermutedRowsIntoUnitLowerTimesUpper) {
   using T = TypeParam;
   const std::string e = Lapack<T>::kName;
-  for (auto [m, n] : {std::pair<int64_t, int64_t>{5, 5}, {6, 4}, {3, 5}}) {
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{5, 5},
+                      {6, 4},
+                      {3, 5},
+                      {100, 100},
+                      {130, 70},
+                      {70, 130},
+                      {80, 80}}) {
     const int64_t batch = 2, k = std::min(m, n);
     std::vector<T> a = RandomValues<T>(batch * m * n, 1);
+    const bool zero_column = m == 80;
+    if (zero_column) {
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t i = 0; i < m; ++i) a[(b * m + i) * n + 45] = T(0);
+    }
     std::string text = CallProgram(
         Target<T>("getrf"), {{{batch, m, n}, e}},
         {{{batch, m, n}, e}, {{batch, k}, "i32"}, {{batch}, "i32"}}, "");
     ASSERT_OK_AND_ASSIGN(auto out, RunText(text, {Array<T>({batch, m, n}, a)}));
     std::vector<int32_t> ipiv = Ints(out[1]), info = Ints(out[2]);
     for (int64_t b = 0; b < batch; ++b) {
-      EXPECT_EQ(info[b], 0);
+      EXPECT_EQ(info[b], zero_column ? 46 : 0) << m << "x" << n;
       Mat lu = MatrixOf<T>(out[0], b, m, n);
       Mat l(m, k), u(k, n),
           pa = MatrixOf<T>(Array<T>({batch, m, n}, a), b, m, n);
@@ -543,54 +558,63 @@ TYPED_TEST(LapackTest, PotrfReportsTheFirstMinorThatIsNotPositive) {
   EXPECT_EQ(Ints(out[1])[0], 2);
 }
 
+// At 150 the f32 kernel substitutes in three blocks of rows or columns,
+// each taking the earlier blocks' terms through sgemm.
 TYPED_TEST(LapackTest, TrsmSolvesEverySideTransposeAndTriangle) {
   using T = TypeParam;
   const std::string e = Lapack<T>::kName;
-  const int64_t batch = 2, k = 4, other = 3;
-  std::vector<T> a = RandomValues<T>(batch * k * k, 7);
-  // A strong diagonal keeps the triangles well conditioned.
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t i = 0; i < k; ++i) a[(b * k + i) * k + i] += T(3);
-  for (char side : {'L', 'R'}) {
-    for (char trans : {'N', 'T', 'C'}) {
-      for (char uplo : {'L', 'U'}) {
-        for (char diag : {'N', 'U'}) {
-          const int64_t rows = side == 'L' ? k : other,
-                        cols = side == 'L' ? other : k;
-          std::vector<T> bv = RandomValues<T>(batch * rows * cols, 8);
-          std::string text = CallProgram(
-              Target<T>("trsm"), {{{batch, k, k}, e}, {{batch, rows, cols}, e}},
-              {{{batch, rows, cols}, e}},
-              Char("side", side) + ", " + Char("uplo", uplo) + ", " +
-                  Char("trans_x", trans) + ", " + Char("diag", diag));
-          ASSERT_OK_AND_ASSIGN(
-              auto out, RunText(text, {Array<T>({batch, k, k}, a),
-                                       Array<T>({batch, rows, cols}, bv)}));
-          for (int64_t b = 0; b < batch; ++b) {
-            Mat full = MatrixOf<T>(Array<T>({batch, k, k}, a), b, k, k),
-                t(k, k);
-            for (int64_t i = 0; i < k; ++i)
-              for (int64_t j = 0; j < k; ++j) {
-                if (i == j && diag == 'U') {
-                  t(i, j) = 1;
-                } else if (uplo == 'L' ? i >= j : i <= j) {
-                  t(i, j) = full(i, j);
+  for (const int64_t k : {4, 150}) {
+    const int64_t batch = 2, other = 3;
+    std::vector<T> a = RandomValues<T>(batch * k * k, 7);
+    // A strong diagonal, and off the diagonal small enough that a unit
+    // one is strong too, keep the triangles well conditioned.
+    if (k >= 16) {
+      for (T& v : a) v *= T(1.0 / static_cast<double>(k));
+    }
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < k; ++i) a[(b * k + i) * k + i] += T(3);
+    for (char side : {'L', 'R'}) {
+      for (char trans : {'N', 'T', 'C'}) {
+        for (char uplo : {'L', 'U'}) {
+          for (char diag : {'N', 'U'}) {
+            const int64_t rows = side == 'L' ? k : other,
+                          cols = side == 'L' ? other : k;
+            std::vector<T> bv = RandomValues<T>(batch * rows * cols, 8);
+            std::string text = CallProgram(
+                Target<T>("trsm"),
+                {{{batch, k, k}, e}, {{batch, rows, cols}, e}},
+                {{{batch, rows, cols}, e}},
+                Char("side", side) + ", " + Char("uplo", uplo) + ", " +
+                    Char("trans_x", trans) + ", " + Char("diag", diag));
+            ASSERT_OK_AND_ASSIGN(
+                auto out, RunText(text, {Array<T>({batch, k, k}, a),
+                                         Array<T>({batch, rows, cols}, bv)}));
+            for (int64_t b = 0; b < batch; ++b) {
+              Mat full = MatrixOf<T>(Array<T>({batch, k, k}, a), b, k, k),
+                  t(k, k);
+              for (int64_t i = 0; i < k; ++i)
+                for (int64_t j = 0; j < k; ++j) {
+                  if (i == j && diag == 'U') {
+                    t(i, j) = 1;
+                  } else if (uplo == 'L' ? i >= j : i <= j) {
+                    t(i, j) = full(i, j);
+                  }
+                }
+              Mat op = t;
+              if (trans != 'N') {
+                op = Adjoint(t);
+                if (trans == 'T') {
+                  for (c128& x : op.v) x = std::conj(x);
                 }
               }
-            Mat op = t;
-            if (trans != 'N') {
-              op = Adjoint(t);
-              if (trans == 'T') {
-                for (c128& x : op.v) x = std::conj(x);
-              }
+              Mat x = MatrixOf<T>(out[0], b, rows, cols);
+              Mat lhs = side == 'L' ? op * x : x * op;
+              EXPECT_LT(RelativeDiff(
+                            lhs, MatrixOf<T>(Array<T>({batch, rows, cols}, bv),
+                                             b, rows, cols)),
+                        Lapack<T>::kTol)
+                  << side << trans << uplo << diag << " " << k;
             }
-            Mat x = MatrixOf<T>(out[0], b, rows, cols);
-            Mat lhs = side == 'L' ? op * x : x * op;
-            EXPECT_LT(
-                RelativeDiff(lhs, MatrixOf<T>(Array<T>({batch, rows, cols}, bv),
-                                              b, rows, cols)),
-                Lapack<T>::kTol)
-                << side << trans << uplo << diag;
           }
         }
       }

@@ -1,13 +1,16 @@
 // LAPACK's factorizations and solvers: getrf, geqrf, geqp3, orgqr, ormqr,
 // potrf, gtsv. Each is the unblocked form of the LAPACK routine (xGETF2,
 // xGEQR2, xLAQP2, xORG2R, xORM2R, xPOTF2, xGTSV), which computes the same
-// factors as the blocked one up to rounding.
+// factors as the blocked one up to rounding; f32 getrf is blocked as
+// xGETRF is, its trailing updates through sgemm (blas.h).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "exec/executor.h"
+#include "exec/kernels/blas.h"
 #include "exec/kernels/lapack.h"
 #include "exec/kernels/lapack_util.h"
 
@@ -23,13 +26,20 @@ using lapack::MatrixView;
 using lapack::Real;
 using lapack::RealPart;
 
-// LU with partial pivoting (xGETF2). Returns info.
+// Columns of an f32 LU per panel (the trailing update of each panel is
+// one sgemm).
+constexpr int64_t kLuPanel = 32;
+
+// LU with partial pivoting of columns [j0, j1) (xGETF2 on a panel): each
+// pivot is chosen in its column, its row swapped across all of a's columns
+// (the panel's and xLASWP's), and the rank-one updates stay inside the
+// panel. Returns the first zero pivot (1-based, as info) or 0.
 template <typename T>
-int32_t LuFactor(MatrixView<T> a, int32_t* ipiv) {
+int32_t LuPanel(MatrixView<T> a, int32_t* ipiv, int64_t j0, int64_t j1) {
   const int64_t m = a.rows, n = a.cols;
   const Real<T> sfmin = lapack::SafeMin<T>();
   int32_t info = 0;
-  for (int64_t j = 0; j < std::min(m, n); ++j) {
+  for (int64_t j = j0; j < std::min(m, j1); ++j) {
     // The first element of largest magnitude (IxAMAX: |re| + |im| for
     // complex types; a NaN wins only where it comes first).
     int64_t pivot = j;
@@ -54,10 +64,51 @@ int32_t LuFactor(MatrixView<T> a, int32_t* ipiv) {
     } else if (info == 0) {
       info = static_cast<int32_t>(j + 1);
     }
-    for (int64_t c = j + 1; c < n; ++c) {
+    for (int64_t c = j + 1; c < j1; ++c) {
       T f = a(j, c);
       if (f == T(0)) continue;
-      for (int64_t i = j + 1; i < m; ++i) a(i, c) -= a(i, j) * f;
+      if constexpr (std::is_same_v<T, float>) {
+        SubtractScaled(&a(j + 1, c), &a(j + 1, j), f, m - j - 1);
+      } else {
+        for (int64_t i = j + 1; i < m; ++i) a(i, c) -= a(i, j) * f;
+      }
+    }
+  }
+  return info;
+}
+
+// LU with partial pivoting (xGETRF). Returns info. f32 matrices of more
+// than a panel factor a panel at a time, as xGETRF does: the panel, then
+// the rows to its right solved by the panel's unit lower triangle, then
+// the trailing matrix less their product (sgemm). Other types, and small
+// matrices, are one panel: xGETF2, the same factors up to rounding.
+template <typename T>
+StatusOr<int32_t> LuFactor(MatrixView<T> a, int32_t* ipiv) {
+  const int64_t m = a.rows, n = a.cols, k = std::min(m, n);
+  if (!std::is_same_v<T, float> || k <= kLuPanel) {
+    return LuPanel(a, ipiv, 0, n);
+  }
+  int32_t info = 0;
+  for (int64_t j0 = 0; j0 < k; j0 += kLuPanel) {
+    const int64_t j1 = std::min(j0 + kLuPanel, k);
+    int32_t panel_info = LuPanel(a, ipiv, j0, j1);
+    if (info == 0) info = panel_info;
+    if (j1 >= n) continue;
+    // A12 = L11^-1 A12: rows [j0, j1), columns [j1, n).
+    for (int64_t c = j1; c < n; ++c) {
+      for (int64_t j = j0; j < j1; ++j) {
+        T f = a(j, c);
+        if (f == T(0)) continue;
+        for (int64_t i = j + 1; i < j1; ++i) a(i, c) -= a(i, j) * f;
+      }
+    }
+    if (j1 >= m) continue;
+    if constexpr (std::is_same_v<T, float>) {
+      // A22 -= A21 A12, in row-major terms the transposes: A22^T -= A12^T
+      // A21^T, each a column-major block read with its leading dimension.
+      RETURN_IF_ERROR(Sgemm(false, false, n - j1, m - j1, j1 - j0, -1.0f,
+                            &a(j0, j1), a.ld, &a(j1, j0), a.ld, 1.0f,
+                            &a(j1, j1), a.ld));
     }
   }
   return info;
@@ -78,7 +129,7 @@ class GetrfKernel : public Kernel {
     for (int64_t b = 0; b < batch_; ++b) {
       if (ctx.cancelled()) return ctx.CancelledStatus();
       lapack::LoadMatrix(in + b * m_ * n_, a);
-      info[b] = LuFactor(a.view(), ipiv + b * k);
+      ASSIGN_OR_RETURN(info[b], LuFactor(a.view(), ipiv + b * k));
       lapack::StoreMatrix(a, out + b * m_ * n_);
     }
     return OkStatus();

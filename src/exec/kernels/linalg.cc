@@ -1,15 +1,22 @@
 #include "exec/kernels/linalg.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "exec/executor.h"
+#include "exec/kernels/blas.h"
 #include "exec/kernels/element.h"
 #include "exec/kernels/lapack_util.h"
 #include "exec/parallel.h"
 
 namespace kiln::exec {
 namespace {
+
+// Rows or columns of an f32 triangular solve per block (the rest of each
+// block's terms are one sgemm).
+constexpr int64_t kTrsmBlock = 32;
 
 using lapack::Conj;
 using lapack::RealPart;
@@ -90,56 +97,106 @@ class TriangularSolveKernel : public Kernel {
         }
       }
       for (int64_t i = 0; i < p_.rows * p_.cols; ++i) x[i] = b[i];
-      const int64_t cols = p_.cols;
-      if (p_.left_side) {
-        // E x = b, x is [m, cols]: substitution over rows of x, each row
-        // updated by whole earlier rows (contiguous), the columns split
-        // over the cores. Per element the terms and their order are those
-        // of the dot product x[i, c] - sum_j E(i, j) x[j, c].
-        ParallelFor(cols, 64, [&](int64_t c0, int64_t c1) {
-          for (int64_t step_i = 0; step_i < m; ++step_i) {
-            int64_t i = e_lower ? step_i : m - 1 - step_i;
-            T* xi = x + i * cols;
-            int64_t j_begin = e_lower ? 0 : i + 1;
-            int64_t j_end = e_lower ? i : m;
-            for (int64_t j = j_begin; j < j_end; ++j) {
-              const T f = em[i * m + j];
-              const T* xj = x + j * cols;
-              for (int64_t c = c0; c < c1; ++c) xi[c] -= f * xj[c];
-            }
-            const T d = em[i * m + i];
-            for (int64_t c = c0; c < c1; ++c) xi[c] = xi[c] / d;
-          }
-        });
-      } else {
-        // x E = b, x is [rows, m]: x[r, j] from columns of E (read from its
-        // transpose, contiguous), rows split over the cores.
-        std::vector<T> et(m * m);
-        for (int64_t i = 0; i < m; ++i) {
-          for (int64_t j = 0; j < m; ++j) et[j * m + i] = em[i * m + j];
-        }
-        ParallelFor(p_.rows, 4, [&](int64_t r0, int64_t r1) {
-          for (int64_t r = r0; r < r1; ++r) {
-            T* xr = x + r * m;
-            for (int64_t step_j = 0; step_j < m; ++step_j) {
-              int64_t j = e_lower ? m - 1 - step_j : step_j;
-              const T* column = et.data() + j * m;  // E(k, j) over k
-              T sum = xr[j];
-              if (e_lower) {
-                for (int64_t k = j + 1; k < m; ++k) sum -= xr[k] * column[k];
-              } else {
-                for (int64_t k = 0; k < j; ++k) sum -= xr[k] * column[k];
-              }
-              xr[j] = sum / column[j];
-            }
-          }
-        });
-      }
+      Status solved = p_.left_side ? SolveLeft(em.data(), e_lower, x)
+                                   : SolveRight(em.data(), e_lower, x);
+      if (!solved.ok()) return solved;
     }
     return OkStatus();
   }
 
  private:
+  // Rows or columns per block of the substitution: the terms from earlier
+  // blocks are one sgemm per block for f32 (most of the multiply-adds of a
+  // large solve); other types substitute in one block.
+  int64_t BlockSize() const {
+    return std::is_same_v<T, float> ? kTrsmBlock : std::max<int64_t>(1, p_.m);
+  }
+
+  // E x = b, x is [m, cols] (b on entry): substitution over rows of x, in
+  // blocks of rows. A block first takes the terms of the blocks solved
+  // before it (sgemm for f32), then substitutes within itself: each row
+  // updated by whole earlier rows (contiguous), the columns split over the
+  // cores.
+  Status SolveLeft(const T* em, bool e_lower, T* x) const {
+    const int64_t m = p_.m, cols = p_.cols, nb = BlockSize();
+    for (int64_t done = 0; done < m; done += nb) {
+      const int64_t size = std::min(nb, m - done);
+      // Rows [i0, i1) of x; lower E solves from the top, upper from the
+      // bottom.
+      const int64_t i0 = e_lower ? done : m - done - size;
+      const int64_t i1 = i0 + size;
+      if constexpr (std::is_same_v<T, float>) {
+        const int64_t k0 = e_lower ? 0 : i1, k1 = e_lower ? i0 : m;
+        RETURN_IF_ERROR(Sgemm(false, false, size, cols, k1 - k0, -1.0f,
+                              em + i0 * m + k0, m, x + k0 * cols, cols, 1.0f,
+                              x + i0 * cols, cols));
+      }
+      const int64_t j_first = nb < m ? i0 : 0, j_last = nb < m ? i1 : m;
+      ParallelFor(cols, 64, [&](int64_t c0, int64_t c1) {
+        for (int64_t step_i = 0; step_i < size; ++step_i) {
+          int64_t i = e_lower ? i0 + step_i : i1 - 1 - step_i;
+          T* xi = x + i * cols;
+          int64_t j_begin = e_lower ? j_first : i + 1;
+          int64_t j_end = e_lower ? i : j_last;
+          for (int64_t j = j_begin; j < j_end; ++j) {
+            const T f = em[i * m + j];
+            const T* xj = x + j * cols;
+            if constexpr (std::is_same_v<T, float>) {
+              SubtractScaled(xi + c0, xj + c0, f, c1 - c0);
+            } else {
+              for (int64_t c = c0; c < c1; ++c) xi[c] -= f * xj[c];
+            }
+          }
+          const T d = em[i * m + i];
+          for (int64_t c = c0; c < c1; ++c) xi[c] = xi[c] / d;
+        }
+      });
+    }
+    return OkStatus();
+  }
+
+  // x E = b, x is [rows, m] (b on entry): x[r, j] from columns of E (read
+  // from its transpose, contiguous), in blocks of columns, each first
+  // taking the terms of the blocks solved before it (sgemm for f32); rows
+  // split over the cores.
+  Status SolveRight(const T* em, bool e_lower, T* x) const {
+    const int64_t m = p_.m, rows = p_.rows, nb = BlockSize();
+    std::vector<T> et(m * m);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < m; ++j) et[j * m + i] = em[i * m + j];
+    }
+    for (int64_t done = 0; done < m; done += nb) {
+      const int64_t size = std::min(nb, m - done);
+      // Columns [j0, j1); lower E solves from the right, upper from the
+      // left.
+      const int64_t j0 = e_lower ? m - done - size : done;
+      const int64_t j1 = j0 + size;
+      if constexpr (std::is_same_v<T, float>) {
+        const int64_t k0 = e_lower ? j1 : 0, k1 = e_lower ? m : j0;
+        RETURN_IF_ERROR(Sgemm(false, false, rows, size, k1 - k0, -1.0f, x + k0,
+                              m, em + k0 * m + j0, m, 1.0f, x + j0, m));
+      }
+      const int64_t k_first = nb < m ? j0 : 0, k_last = nb < m ? j1 : m;
+      ParallelFor(rows, 4, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          T* xr = x + r * m;
+          for (int64_t step_j = 0; step_j < size; ++step_j) {
+            int64_t j = e_lower ? j1 - 1 - step_j : j0 + step_j;
+            const T* column = et.data() + j * m;  // E(k, j) over k
+            T sum = xr[j];
+            if (e_lower) {
+              for (int64_t k = j + 1; k < k_last; ++k) sum -= xr[k] * column[k];
+            } else {
+              for (int64_t k = k_first; k < j; ++k) sum -= xr[k] * column[k];
+            }
+            xr[j] = sum / column[j];
+          }
+        }
+      });
+    }
+    return OkStatus();
+  }
+
   TriangularSolveParams p_;
 };
 

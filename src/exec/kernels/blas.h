@@ -1,0 +1,30 @@
+// The f32 BLAS pieces of the blocked factorizations and substitutions
+// (lapack_factor.cc, linalg.cc): the trailing updates, where most of their
+// multiply-adds are, through oneDNN's sgemm on the machine's cores, and
+// the row updates inside a block, in the widest vectors the CPU has.
+#ifndef KILN_EXEC_KERNELS_BLAS_H_
+#define KILN_EXEC_KERNELS_BLAS_H_
+
+#include <cstdint>
+
+#include "base/status.h"
+
+namespace kiln::exec {
+
+// C = alpha op(A) op(B) + beta C over row-major matrices. op(A) is m x k (A
+// itself k x m when `transpose_a`), op(B) k x n, C m x n; lda, ldb and ldc are
+// the distances between rows. Holds AllCoresMutex() (base/thread_pool.h) while
+// oneDNN's threads compute, as every oneDNN kernel does. With k = 0, C = beta
+// C.
+Status Sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
+             int64_t k, float alpha, const float* a, int64_t lda,
+             const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// y[i] = y[i] - f * x[i] for i in [0, n): a product, then a difference,
+// each rounded (kernels build with -ffp-contract=off), as the plain loop
+// computes them.
+void SubtractScaled(float* y, const float* x, float f, int64_t n);
+
+}  // namespace kiln::exec
+
+#endif  // KILN_EXEC_KERNELS_BLAS_H_
