@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "exec/kernels/element.h"
 #include "exec/kernels/shape.h"
@@ -106,6 +107,14 @@ class GatherKernel : public Kernel {
     contiguous_ = window_.dims.empty() ||
                   (window_.dims.size() == 1 && window_.source_strides[0] == 1 &&
                    window_.target_strides[0] == 1);
+    // One strided window dimension and windows side by side in the output
+    // (a column of each row gathered, as jnp.take along a later axis and
+    // the row permutation of a vmapped solve do): the output is written a
+    // row at a time, each row taking one element of every window.
+    by_window_element_ =
+        !contiguous_ && window_.dims.size() == 1 && space_.sizes.size() == 1 &&
+        batch_out_strides_.size() == 1 && batch_out_strides_[0] == 1 &&
+        p_.operand_batching_dims.empty();
     // Positions of the batching dims within the batch space.
     for (int64_t indices_dim : p_.start_indices_batching_dims) {
       auto it = std::find(space_.indices_dims.begin(),
@@ -128,6 +137,10 @@ class GatherKernel : public Kernel {
     // Windows are independent: the batch positions are split over the
     // cores, in chunks of at least ~64 KiB of output.
     const int64_t count = NumElements(space_.sizes);
+    if (by_window_element_) {
+      RunByWindowElement(operand, indices, mask, fill, out, count);
+      return OkStatus();
+    }
     const int64_t min_chunk = std::max<int64_t>(
         1, (int64_t{64} << 10) / std::max<int64_t>(1, window_bytes));
     ParallelFor(count, min_chunk, [&](int64_t begin, int64_t end) {
@@ -173,6 +186,79 @@ class GatherKernel : public Kernel {
   }
 
  private:
+  // The window's source offset for batch position b (one batch dimension,
+  // no operand batching dims).
+  int64_t SourceStart(const std::byte* indices, int64_t b) const {
+    const int64_t base = b * space_.indices_strides[0];
+    int64_t source = 0;
+    for (size_t k = 0; k < p_.start_index_map.size(); ++k) {
+      int64_t d = p_.start_index_map[k];
+      int64_t start = space_.Read(indices, base, static_cast<int64_t>(k));
+      start =
+          std::clamp<int64_t>(start, 0, p_.operand.dims[d] - p_.slice_sizes[d]);
+      source += start * operand_strides_[d];
+    }
+    return source;
+  }
+
+  // by_window_element_: output row e (the windows' element e, side by
+  // side) from element e of every window; with a mask, the windows it
+  // leaves out are then filled in each row.
+  void RunByWindowElement(const std::byte* operand, const std::byte* indices,
+                          const uint8_t* mask, const std::byte* fill,
+                          std::byte* out, int64_t count) const {
+    thread_local std::vector<int64_t> starts, filled;
+    starts.resize(count);
+    filled.clear();
+    for (int64_t b = 0; b < count; ++b) {
+      starts[b] = SourceStart(indices, b);
+      if (mask != nullptr && mask[b] == 0) filled.push_back(b);
+    }
+    const int64_t* start = starts.data();
+    const std::vector<int64_t>& fill_at = filled;
+    const int64_t element_bytes = p_.operand.element_bytes();
+    const int64_t source_stride = window_.source_strides[0];
+    const int64_t target_stride = window_.target_strides[0];
+    ParallelFor(
+        window_.dims[0], std::max<int64_t>(1, 8192 / count),
+        [&](int64_t e0, int64_t e1) {
+          for (int64_t e = e0; e < e1; ++e) {
+            const std::byte* row = operand + e * source_stride * element_bytes;
+            std::byte* target = out + e * target_stride * element_bytes;
+            GatherRow(row, start, target, count, element_bytes);
+            for (int64_t b : fill_at) {
+              std::memcpy(target + b * element_bytes, fill, element_bytes);
+            }
+          }
+        });
+  }
+
+  static void GatherRow(const std::byte* row, const int64_t* start,
+                        std::byte* target, int64_t count,
+                        int64_t element_bytes) {
+    auto typed = [&](auto tag) {
+      using U = decltype(tag);
+      const auto* from = reinterpret_cast<const U*>(row);
+      auto* to = reinterpret_cast<U*>(target);
+      for (int64_t b = 0; b < count; ++b) to[b] = from[start[b]];
+    };
+    switch (element_bytes) {
+      case 1:
+        return typed(uint8_t{});
+      case 2:
+        return typed(uint16_t{});
+      case 4:
+        return typed(uint32_t{});
+      case 8:
+        return typed(uint64_t{});
+      default:
+        for (int64_t b = 0; b < count; ++b) {
+          std::memcpy(target + b * element_bytes,
+                      row + start[b] * element_bytes, element_bytes);
+        }
+    }
+  }
+
   GatherParams p_;
   IndexSpace space_;
   StridedCopy fill_;                    // window_ reading one element
@@ -183,6 +269,7 @@ class GatherKernel : public Kernel {
   StridedCopy window_;
   int64_t window_elements_ = 0;
   bool contiguous_ = false;
+  bool by_window_element_ = false;
 };
 
 class ScatterKernel : public Kernel {
