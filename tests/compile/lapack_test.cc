@@ -639,7 +639,20 @@ TYPED_TEST(LapackTest, TrsmAndPotrfOfLargerMatricesSplitTheirWork) {
   Mat l = MatrixOf<T>(factor[0], 0, n, n), orig(n, n);
   orig = MatrixOf<T>(Array<T>({n, n}, spd), 0, n, n);
   for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = i + 1; j < n; ++j) l(i, j) = 0;
+    for (int64_t j = i + 1; j < n; ++j) {
+      EXPECT_EQ(l(i, j), orig(i, j));  // untouched, as in LAPACK
+      l(i, j) = 0;
+    }
+  // The minor of order 51 (in the f32 kernel's second panel) is not
+  // positive definite once A(50, 50) is far below zero.
+  std::vector<T> indefinite = spd;
+  indefinite[50 * n + 50] = T(-1e6);
+  ASSERT_OK_AND_ASSIGN(
+      auto failed,
+      RunText(CallProgram(Target<T>("potrf"), {{{n, n}, e}},
+                          {{{n, n}, e}, {{}, "i32"}}, Char("uplo", 'L')),
+              {Array<T>({n, n}, indefinite)}));
+  EXPECT_EQ(Ints(failed[1])[0], 51);
   EXPECT_LT(RelativeDiff(l * Adjoint(l), orig), Lapack<T>::kTol);
   for (char side : {'L', 'R'}) {
     const int64_t rows = side == 'L' ? n : wide, cols = side == 'L' ? wide : n;

@@ -1,8 +1,8 @@
 // LAPACK's factorizations and solvers: getrf, geqrf, geqp3, orgqr, ormqr,
 // potrf, gtsv. Each is the unblocked form of the LAPACK routine (xGETF2,
 // xGEQR2, xLAQP2, xORG2R, xORM2R, xPOTF2, xGTSV), which computes the same
-// factors as the blocked one up to rounding; f32 getrf is blocked as
-// xGETRF is, its trailing updates through sgemm (blas.h).
+// factors as the blocked one up to rounding; f32 getrf and lower potrf are
+// blocked as xGETRF and xPOTRF are, their updates through sgemm (blas.h).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -26,8 +26,8 @@ using lapack::MatrixView;
 using lapack::Real;
 using lapack::RealPart;
 
-// Columns of an f32 LU per panel (the trailing update of each panel is
-// one sgemm).
+// Columns of an f32 LU or Cholesky panel (the update of the rest by a
+// panel, or of a panel by the rest, is one sgemm).
 constexpr int64_t kLuPanel = 32;
 
 // LU with partial pivoting of columns [j0, j1) (xGETF2 on a panel): each
@@ -330,6 +330,50 @@ class OrmqrKernel : public Kernel {
 
 // Cholesky in the chosen triangle (xPOTF2). Returns info.
 template <typename T>
+int32_t CholeskyFactor(MatrixView<T> a, bool lower);
+
+// The lower Cholesky factor of an f32 matrix a panel of columns at a time
+// (xPOTRF's blocking, left-looking): a panel first takes the terms of
+// every column before it, its diagonal block by row updates (the upper
+// triangle stays as given) and the rows below it in one sgemm; then the
+// panel is factored as xPOTF2 factors it, with only its own columns left
+// to take. Returns info.
+StatusOr<int32_t> BlockedLowerCholesky(MatrixView<float> a) {
+  const int64_t n = a.rows;
+  for (int64_t j0 = 0; j0 < n; j0 += kLuPanel) {
+    const int64_t j1 = std::min(j0 + kLuPanel, n);
+    for (int64_t c = j0; c < j1; ++c) {
+      for (int64_t k = 0; k < j0; ++k) {
+        SubtractScaled(&a(c, c), &a(c, k), a(c, k), j1 - c);
+      }
+    }
+    if (j1 < n) {
+      // A[j1:n, j0:j1] -= L[j1:n, 0:j0] L[j0:j1, 0:j0]^T, in row-major terms
+      // the transposes (each column-major block read with its leading
+      // dimension).
+      RETURN_IF_ERROR(Sgemm(true, false, j1 - j0, n - j1, j0, -1.0f, &a(j0, 0),
+                            a.ld, &a(j1, 0), a.ld, 1.0f, &a(j1, j0), a.ld));
+    }
+    for (int64_t j = j0; j < j1; ++j) {
+      float diagonal = a(j, j);
+      for (int64_t k = j0; k < j; ++k) diagonal -= a(j, k) * a(j, k);
+      if (!(diagonal > 0)) {
+        a(j, j) = diagonal;
+        return static_cast<int32_t>(j + 1);
+      }
+      const float root = std::sqrt(diagonal);
+      a(j, j) = root;
+      float* column = a.column(j);
+      for (int64_t k = j0; k < j; ++k) {
+        SubtractScaled(column + j + 1, a.column(k) + j + 1, a(j, k), n - j - 1);
+      }
+      for (int64_t i = j + 1; i < n; ++i) column[i] = column[i] / root;
+    }
+  }
+  return 0;
+}
+
+template <typename T>
 int32_t CholeskyFactor(MatrixView<T> a, bool lower) {
   using R = Real<T>;
   const int64_t n = a.rows;
@@ -358,7 +402,11 @@ int32_t CholeskyFactor(MatrixView<T> a, bool lower) {
       for (int64_t k = 0; k < j; ++k) {
         const T f = Conj(a(j, k));
         const T* source = a.column(k);
-        for (int64_t i = j + 1; i < n; ++i) column[i] -= source[i] * f;
+        if constexpr (std::is_same_v<T, float>) {
+          SubtractScaled(column + j + 1, source + j + 1, f, n - j - 1);
+        } else {
+          for (int64_t i = j + 1; i < n; ++i) column[i] -= source[i] * f;
+        }
       }
       for (int64_t i = j + 1; i < n; ++i) column[i] = column[i] / T(root);
       continue;
@@ -386,6 +434,13 @@ class PotrfKernel : public Kernel {
     for (int64_t b = 0; b < batch_; ++b) {
       if (ctx.cancelled()) return ctx.CancelledStatus();
       lapack::LoadMatrix(in + b * n_ * n_, a);
+      if constexpr (std::is_same_v<T, float>) {
+        if (lower_ && n_ > kLuPanel) {
+          ASSIGN_OR_RETURN(info[b], BlockedLowerCholesky(a.view()));
+          lapack::StoreMatrix(a, out + b * n_ * n_);
+          continue;
+        }
+      }
       info[b] = CholeskyFactor(a.view(), lower_);
       lapack::StoreMatrix(a, out + b * n_ * n_);
     }
