@@ -1,6 +1,8 @@
 #include "exec/parallel.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 
 #include "base/thread_pool.h"
 
@@ -24,8 +26,7 @@ void ParallelFor(int64_t count, int64_t min_chunk,
   if (!omp_in_parallel()) {
     min_chunk = std::max<int64_t>(1, min_chunk);
     const int threads = omp_get_max_threads();
-    // Four chunks a thread, claimed as threads come free: a thread the
-    // machine deschedules does not hold the rest up.
+    // Four chunks a thread.
     const int64_t chunks = std::min<int64_t>(
         int64_t{4} * threads, (count + min_chunk - 1) / min_chunk);
     if (threads <= 1 || chunks <= 1) {
@@ -33,6 +34,15 @@ void ParallelFor(int64_t count, int64_t min_chunk,
       return;
     }
     const int64_t size = (count + chunks - 1) / chunks;
+    // Each thread owns a run of consecutive chunks and takes them first, so
+    // that a range split the same way again (every step of a loop over one
+    // array) lands on the thread that touched it last, whose cache holds
+    // it: with chunks claimed in any order, a 100-step fori_loop over 2
+    // MiB took 6.9 ms on 2 cores, its data moving between the cores' caches,
+    // against 2.2 ms so. A thread that has run out takes the chunks another
+    // has not claimed yet: a thread the machine deschedules does not hold
+    // the rest up (chunks handed out statically made svd 256 25% slower).
+    //
     // Every region takes the whole team, even when there are fewer chunks
     // than threads (the spare ones find no chunk and wait at the end).
     // libgomp keeps one pool of threads per calling thread; a region of
@@ -41,11 +51,39 @@ void ParallelFor(int64_t count, int64_t min_chunk,
     // region's work: on 16 cores, teams sized to their chunks made
     // ResNet-50 at batch 1 take 41 ms, the whole team every time 19 ms
     // (the MLP step 2.6 -> 1.4 ms).
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    const int64_t per_thread = (chunks + threads - 1) / threads;
+    // The next chunk of each thread's run, a cache line each.
+    struct alignas(64) Next {
+      std::atomic<int64_t> chunk;
+    };
+    constexpr int kOnStack = 32;
+    Next on_stack[kOnStack];
+    std::unique_ptr<Next[]> on_heap;
+    if (threads > kOnStack) on_heap = std::make_unique<Next[]>(threads);
+    Next* next = threads > kOnStack ? on_heap.get() : on_stack;
+    for (int t = 0; t < threads; ++t) {
+      next[t].chunk.store(std::min<int64_t>(chunks, t * per_thread),
+                          std::memory_order_relaxed);
+    }
+    auto run_chunk = [&](int64_t chunk) {
       const int64_t begin = chunk * size;
       const int64_t end = std::min(count, begin + size);
       if (begin < end) body(begin, end);
+    };
+#pragma omp parallel num_threads(threads)
+    {
+      const int self = omp_get_thread_num();
+      for (int k = 0; k < threads; ++k) {
+        const int owner = (self + k) % threads;
+        const int64_t last =
+            std::min<int64_t>(chunks, (owner + 1) * per_thread);
+        while (true) {
+          const int64_t chunk =
+              next[owner].chunk.fetch_add(1, std::memory_order_relaxed);
+          if (chunk >= last) break;
+          run_chunk(chunk);
+        }
+      }
     }
     return;
   }
