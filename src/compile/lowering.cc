@@ -971,7 +971,7 @@ Status Lowering::LowerEntry(const ir::Operation& func,
     // is computed into the output buffer too.
     SlotId root = alias_root_[id];
     const exec::Slot& r = slot(root);
-    if (r.kind == exec::SlotKind::kTemp && !r.is_token && !s.is_token &&
+    if (r.kind == exec::SlotKind::kTemp && r.is_token == s.is_token &&
         r.shape.byte_size() == s.shape.byte_size() &&
         slot_frame_[root] == frames_.back().id && first_def_[root] >= 0 &&
         !claimed.count(root) &&

@@ -203,6 +203,24 @@ func.func @main(%x: tensor<512x64xf32>, %i: tensor<3000x1xi32>)
   EXPECT_EQ(wrong, 0);
 }
 
+// A gather of columns (one strided window dimension, windows side by side
+// in the output, which the kernel writes a row at a time) at no indices
+// is an empty result, not a division by the zero windows.
+TEST(SemanticsTest, AColumnGatherAtNoIndicesIsEmpty) {
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> tensor<4x0xf32> {
+  %x = stablehlo.constant dense<1.0> : tensor<4x5xf32>
+  %i = stablehlo.constant dense<0> : tensor<0x1xi32>
+  %g = "stablehlo.gather"(%x, %i) {
+    dimension_numbers = #stablehlo.gather<offset_dims = [0], collapsed_slice_dims = [1], start_index_map = [1], index_vector_dim = 1>,
+    slice_sizes = array<i64: 4, 1>, indices_are_sorted = false
+  } : (tensor<4x5xf32>, tensor<0x1xi32>) -> tensor<4x0xf32>
+  return %g : tensor<4x0xf32>
+})"));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].As<float>().empty());
+}
+
 // JAX's gathers in mode="fill" (jnp.take's default): a select of the
 // gather, NaN (or an integer's minimum) where the in-bounds mask is false,
 // with the mask computed from the indices as JAX does. The gather writes

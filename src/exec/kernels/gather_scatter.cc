@@ -137,6 +137,7 @@ class GatherKernel : public Kernel {
     // Windows are independent: the batch positions are split over the
     // cores, in chunks of at least ~64 KiB of output.
     const int64_t count = NumElements(space_.sizes);
+    if (count == 0) return OkStatus();
     if (by_window_element_) {
       RunByWindowElement(operand, indices, mask, fill, out, count);
       return OkStatus();
