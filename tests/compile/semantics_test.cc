@@ -514,6 +514,67 @@ func.func @main(%x: tensor<40x300xf32>) -> (tensor<40x7xf32>, tensor<40x7xi32>) 
   EXPECT_EQ(got[1].As<int32_t>(), want[1].As<int32_t>());
 }
 
+// The same for integers: i32 rows of many repeats (ties in index order)
+// and ui64 rows whose values pass 2^63 (ordered as unsigned).
+TEST(SemanticsTest, TopKCompositeOfIntegersSelectsWhatItsDecompositionSorts) {
+  for (const std::string type : {"i32", "ui64"}) {
+    const std::string compare = type == "i32" ? "SIGNED" : "UNSIGNED";
+    const std::string t = "tensor<40x300x" + type + ">";
+    const std::string r = "tensor<40x7x" + type + ">";
+    const std::string decomposition = R"(
+func.func private @chlo.top_k.impl(%x: )" +
+                                      t + R"() -> ()" + r +
+                                      R"(, tensor<40x7xi32>) {
+  %iota = stablehlo.iota dim = 1 : tensor<40x300xi32>
+  %s:2 = "stablehlo.sort"(%x, %iota) <{dimension = 1 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<)" + type + R"(>, %b: tensor<)" +
+                                      type +
+                                      R"(>, %c: tensor<i32>, %d: tensor<i32>):
+    %gt = stablehlo.compare GT, %a, %b, )" +
+                                      compare + R"( : (tensor<)" + type +
+                                      ">, tensor<" + type + R"(>) -> tensor<i1>
+    stablehlo.return %gt : tensor<i1>
+  }) : ()" + t + R"(, tensor<40x300xi32>) -> ()" +
+                                      t +
+                                      R"(, tensor<40x300xi32>)
+  %v = stablehlo.slice %s#0 [0:40, 0:7] : ()" +
+                                      t + ") -> " + r + R"(
+  %i = stablehlo.slice %s#1 [0:40, 0:7] : (tensor<40x300xi32>) -> tensor<40x7xi32>
+  return %v, %i : )" + r + R"(, tensor<40x7xi32>
+}
+)";
+    const std::string composite = "func.func @main(%x: " + t + ") -> (" + r +
+                                  R"(, tensor<40x7xi32>) {
+  %r:2 = stablehlo.composite "chlo.top_k" %x {composite_attributes = {k = 7 : i64}, decomposition = @chlo.top_k.impl, version = 1 : i32} : ()" +
+                                  t + ") -> (" + r + R"(, tensor<40x7xi32>)
+  return %r#0, %r#1 : )" + r + R"(, tensor<40x7xi32>
+}
+)";
+    const std::string direct = "func.func @main(%x: " + t + ") -> (" + r +
+                               R"(, tensor<40x7xi32>) {
+  %r:2 = func.call @chlo.top_k.impl(%x) : ()" +
+                               t + ") -> (" + r + R"(, tensor<40x7xi32>)
+  return %r#0, %r#1 : )" + r + R"(, tensor<40x7xi32>
+}
+)";
+    std::mt19937_64 rng(41);
+    HostArray input;
+    if (type == "i32") {
+      std::vector<int32_t> x(40 * 300);
+      for (int32_t& v : x) v = static_cast<int32_t>(rng() % 13) - 6;
+      input = HostArray::Of(ElementType::kI32, {40, 300}, x);
+    } else {
+      std::vector<uint64_t> x(40 * 300);
+      for (uint64_t& v : x) v = (rng() % 9) << 61 | (rng() % 3);
+      input = HostArray::Of(ElementType::kUI64, {40, 300}, x);
+    }
+    ASSERT_OK_AND_ASSIGN(auto got, RunText(composite + decomposition, {input}));
+    ASSERT_OK_AND_ASSIGN(auto want, RunText(direct + decomposition, {input}));
+    EXPECT_TRUE(got[0].bytes == want[0].bytes) << type;
+    EXPECT_EQ(got[1].As<int32_t>(), want[1].As<int32_t>()) << type;
+  }
+}
+
 TEST(SemanticsTest, WhileCarriesTokensAndSwapsValues) {
   // Three iterations of (i, a, b, token) -> (i + 1, b, a + b, token).
   ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(

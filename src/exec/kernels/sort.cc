@@ -167,45 +167,62 @@ class TopKKernel : public Kernel {
     const int64_t bytes = operand_.element_bytes();
     const ElementType type = operand_.type;
     // Larger first, ties in index order: what a stable sort by "larger"
-    // puts first, found by a partial sort on (key, index). Floats in total
-    // order (as XLA's TopK compares): +NaN first.
+    // puts first. Floats in total order (as XLA's TopK compares): +NaN
+    // first. Each row's keys are computed once, as int64 in the same order
+    // (floats by their total-order key in double, 64-bit unsigned integers
+    // with the sign bit flipped), then one pass keeps the best k so far,
+    // best first: an element joins only if its key is larger than the
+    // k-th's, so an equal key, which comes later, stays behind.
     auto select_rows = [&](int64_t first, int64_t last) {
-      std::vector<int64_t> order(length);
-      std::vector<int64_t> int_keys;
-      std::vector<double> float_keys;
+      std::vector<int64_t> keys(length);
+      std::vector<int64_t> top(k_);
       for (int64_t r = first; r < last; ++r) {
-        std::iota(order.begin(), order.end(), 0);
         const int64_t base = r * length;
-        if (ir::IsFloat(type)) {
-          float_keys.resize(length);
+        if (type == ElementType::kF32) {
+          // JAX's usual case, read directly and keyed without a branch
+          // (TotalKey's, on random signs, mispredicted half the time): the
+          // bits with all but the sign flipped where the sign is set, the
+          // same order as TotalKey of the value in double.
+          const auto* row = reinterpret_cast<const int32_t*>(in) + base;
           for (int64_t i = 0; i < length; ++i) {
-            float_keys[i] = LoadDouble(type, in, base + i);
+            const int32_t bits = row[i];
+            keys[i] = bits ^ ((bits >> 31) & 0x7fffffff);
           }
-          std::partial_sort(order.begin(), order.begin() + k_, order.end(),
-                            [&](int64_t a, int64_t b) {
-                              const auto ka = TotalKey(float_keys[a]);
-                              const auto kb = TotalKey(float_keys[b]);
-                              return ka != kb ? ka > kb : a < b;
-                            });
+        } else if (ir::IsFloat(type)) {
+          for (int64_t i = 0; i < length; ++i) {
+            keys[i] = TotalKey(LoadDouble(type, in, base + i));
+          }
+        } else if (type == ElementType::kUI64) {
+          for (int64_t i = 0; i < length; ++i) {
+            keys[i] = static_cast<int64_t>(
+                static_cast<uint64_t>(LoadInt(type, in, base + i)) ^
+                (uint64_t{1} << 63));
+          }
         } else {
-          int_keys.resize(length);
           for (int64_t i = 0; i < length; ++i) {
-            int_keys[i] = LoadInt(type, in, base + i);
+            keys[i] = LoadInt(type, in, base + i);
           }
-          const bool unsigned_64 = type == ElementType::kUI64;
-          std::partial_sort(
-              order.begin(), order.begin() + k_, order.end(),
-              [&](int64_t a, int64_t b) {
-                if (int_keys[a] == int_keys[b]) return a < b;
-                return unsigned_64 ? static_cast<uint64_t>(int_keys[a]) >
-                                         static_cast<uint64_t>(int_keys[b])
-                                   : int_keys[a] > int_keys[b];
-              });
+        }
+        int64_t kept = 0;
+        for (int64_t i = 0; i < length && k_ > 0; ++i) {
+          const int64_t key = keys[i];
+          int64_t position;
+          if (kept == k_) {
+            if (key <= keys[top[k_ - 1]]) continue;
+            position = k_ - 1;
+          } else {
+            position = kept++;
+          }
+          while (position > 0 && key > keys[top[position - 1]]) {
+            top[position] = top[position - 1];
+            --position;
+          }
+          top[position] = i;
         }
         for (int64_t j = 0; j < k_; ++j) {
           std::memcpy(values + (r * k_ + j) * bytes,
-                      in + (base + order[j]) * bytes, bytes);
-          StoreInt(index_type_, indices, r * k_ + j, order[j]);
+                      in + (base + top[j]) * bytes, bytes);
+          StoreInt(index_type_, indices, r * k_ + j, top[j]);
         }
       }
     };
