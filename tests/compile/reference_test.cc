@@ -354,6 +354,12 @@ TEST(ReferenceTest, MatmulIsBitwiseThePlainKOrderedSum) {
   ExpectMatmulBitwiseEqualsPlainLoop<float>(1, 9, 6, 27);
   ExpectMatmulBitwiseEqualsPlainLoop<double>(1, 6, 7, 6);
   ExpectMatmulBitwiseEqualsPlainLoop<double>(3, 5, 11, 3);
+  // Rows left over from the blocks of four run one at a time, eight
+  // vectors of columns at a time: a vector times a matrix (a scan's RNN
+  // step), and three rows over wide and narrow column remainders.
+  ExpectMatmulBitwiseEqualsPlainLoop<float>(1, 1, 256, 256);
+  ExpectMatmulBitwiseEqualsPlainLoop<float>(2, 3, 33, 150);
+  ExpectMatmulBitwiseEqualsPlainLoop<double>(1, 6, 17, 200);
 }
 
 }  // namespace

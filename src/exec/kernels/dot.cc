@@ -55,6 +55,54 @@ class MatmulKernel : public Kernel {
   int64_t batch_, m_, k_, n_;
 };
 
+// One row of C = A x B (`a` its row of A, `c` its row of C) with
+// kBytes-wide vectors, eight vectors of columns at a time: eight
+// independent sums, where the 4-row blocks below would keep only two for a
+// lone row and wait on their additions (a scan's vector-matrix product
+// spent most of its time so). Each element sums in k order from zero.
+template <typename T, int kBytes>
+__attribute__((always_inline)) inline void MatmulOneRow(const T* a, const T* x,
+                                                        T* c, int64_t k,
+                                                        int64_t n) {
+  typedef T Vec __attribute__((vector_size(kBytes)));
+  constexpr int64_t kLanes = kBytes / sizeof(T);
+  constexpr int64_t kWide = 8 * kLanes;
+  int64_t j = 0;
+  for (; j + kWide <= n; j += kWide) {
+    Vec sums[8] = {};
+    const T* xp = x + j;
+    for (int64_t p = 0; p < k; ++p, xp += n) {
+      const Vec s = Vec{} + a[p];
+      for (int q = 0; q < 8; ++q) {
+        Vec xq;
+        std::memcpy(&xq, xp + q * kLanes, sizeof(Vec));
+        sums[q] += s * xq;
+      }
+    }
+    std::memcpy(c + j, sums, sizeof(sums));
+  }
+  for (; j + kLanes <= n; j += kLanes) {
+    Vec sum{};
+    const T* xp = x + j;
+    for (int64_t p = 0; p < k; ++p, xp += n) {
+      Vec x0;
+      std::memcpy(&x0, xp, sizeof(Vec));
+      sum += (Vec{} + a[p]) * x0;
+    }
+    std::memcpy(c + j, &sum, sizeof(Vec));
+  }
+  if (j < n) {
+    const int64_t rest = n - j;
+    T sums[kLanes] = {};
+    const T* xp = x + j;
+    for (int64_t p = 0; p < k; ++p, xp += n) {
+      const T ap = a[p];
+      for (int64_t jj = 0; jj < rest; ++jj) sums[jj] += ap * xp[jj];
+    }
+    for (int64_t jj = 0; jj < rest; ++jj) c[j + jj] = sums[jj];
+  }
+}
+
 // Rows [begin, end) of C = A x B (A: rows x k, B: k x n, row-major) for
 // float and double, with kBytes-wide vectors. Each element sums its
 // products in k order from zero, exactly as a plain loop does, so results
@@ -65,12 +113,19 @@ class MatmulKernel : public Kernel {
 // never cross a call (always inlined), so the AVX2 instance below does not
 // depend on the caller's ABI.
 template <typename T, int kBytes>
-__attribute__((always_inline)) inline void MatmulRows(
-    const T* a, const T* x, T* c, int64_t begin, int64_t end, int64_t k,
-    int64_t n) {
+__attribute__((always_inline)) inline void MatmulRows(const T* a, const T* x,
+                                                      T* c, int64_t begin,
+                                                      int64_t end, int64_t k,
+                                                      int64_t n) {
   typedef T Vec __attribute__((vector_size(kBytes)));
   constexpr int64_t kLanes = kBytes / sizeof(T);
   constexpr int64_t kBlockColumns = 2 * kLanes;
+  // Rows in blocks of four; the one to three left run one at a time.
+  const int64_t blocked_end = begin + (end - begin) / 4 * 4;
+  for (int64_t i = blocked_end; i < end; ++i) {
+    MatmulOneRow<T, kBytes>(a + i * k, x, c + i * n, k, n);
+  }
+  end = blocked_end;
   int64_t j = 0;
   for (; j + kBlockColumns <= n; j += kBlockColumns) {
     int64_t i = begin;
@@ -225,8 +280,8 @@ class FloatMatmulKernel : public Kernel {
       while (begin < end) {
         int64_t b = begin / m_, i = begin % m_;
         int64_t stop = std::min(m_, i + (end - begin));
-        rows_(lhs + b * m_ * k_, rhs + b * k_ * n_, out + b * m_ * n_, i,
-              stop, k_, n_);
+        rows_(lhs + b * m_ * k_, rhs + b * k_ * n_, out + b * m_ * n_, i, stop,
+              k_, n_);
         begin += stop - i;
       }
     };
