@@ -255,6 +255,19 @@ bool CpuHasAvx2() {
   static const bool has = __builtin_cpu_supports("avx2");
   return has;
 }
+
+// 64-byte vectors where the CPU has AVX-512 (again no FMA).
+template <typename T>
+__attribute__((target("avx512f"))) void MatmulRowsAvx512(
+    const T* a, const T* x, T* c, int64_t begin, int64_t end, int64_t k,
+    int64_t n) {
+  MatmulRows<T, 64>(a, x, c, begin, end, k, n);
+}
+
+bool CpuHasAvx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
 #endif
 
 // C[b] = A[b] x B[b] for float and double, the kernel real models spend
@@ -268,6 +281,7 @@ class FloatMatmulKernel : public Kernel {
       : batch_(batch), m_(m), k_(k), n_(n) {
 #if defined(__x86_64__)
     if (CpuHasAvx2()) rows_ = &MatmulRowsAvx2<T>;
+    if (CpuHasAvx512()) rows_ = &MatmulRowsAvx512<T>;
 #endif
   }
 
