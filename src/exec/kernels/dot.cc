@@ -55,6 +55,24 @@ class MatmulKernel : public Kernel {
   int64_t batch_, m_, k_, n_;
 };
 
+// Columns [j, n) of one row of C = A x B, fewer than kLanes: over k
+// outside, one sum per column inside, so that the sums (each still in k
+// order from zero) do not wait on one another's additions. A narrow
+// result (a classifier's 10 logits) spent its whole time here one
+// dependent addition at a time.
+template <typename T, int64_t kLanes>
+__attribute__((always_inline)) inline void MatmulLastColumns(
+    const T* a, const T* x, T* c, int64_t k, int64_t n, int64_t j) {
+  const int64_t rest = n - j;
+  T sums[kLanes] = {};
+  const T* xp = x + j;
+  for (int64_t p = 0; p < k; ++p, xp += n) {
+    const T ap = a[p];
+    for (int64_t jj = 0; jj < rest; ++jj) sums[jj] += ap * xp[jj];
+  }
+  for (int64_t jj = 0; jj < rest; ++jj) c[j + jj] = sums[jj];
+}
+
 // One row of C = A x B (`a` its row of A, `c` its row of C) with
 // kBytes-wide vectors, eight vectors of columns at a time: eight
 // independent sums, where the 4-row blocks below would keep only two for a
@@ -91,16 +109,7 @@ __attribute__((always_inline)) inline void MatmulOneRow(const T* a, const T* x,
     }
     std::memcpy(c + j, &sum, sizeof(Vec));
   }
-  if (j < n) {
-    const int64_t rest = n - j;
-    T sums[kLanes] = {};
-    const T* xp = x + j;
-    for (int64_t p = 0; p < k; ++p, xp += n) {
-      const T ap = a[p];
-      for (int64_t jj = 0; jj < rest; ++jj) sums[jj] += ap * xp[jj];
-    }
-    for (int64_t jj = 0; jj < rest; ++jj) c[j + jj] = sums[jj];
-  }
+  if (j < n) MatmulLastColumns<T, kLanes>(a, x, c, k, n, j);
 }
 
 // Rows [begin, end) of C = A x B (A: rows x k, B: k x n, row-major) for
@@ -128,8 +137,7 @@ __attribute__((always_inline)) inline void MatmulRows(const T* a, const T* x,
   end = blocked_end;
   int64_t j = 0;
   for (; j + kBlockColumns <= n; j += kBlockColumns) {
-    int64_t i = begin;
-    for (; i + 4 <= end; i += 4) {
+    for (int64_t i = begin; i < end; i += 4) {
       const T* a0 = a + i * k;
       const T* a1 = a0 + k;
       const T* a2 = a1 + k;
@@ -161,26 +169,10 @@ __attribute__((always_inline)) inline void MatmulRows(const T* a, const T* x,
       std::memcpy(out + 3 * n, &c30, sizeof(Vec));
       std::memcpy(out + 3 * n + kLanes, &c31, sizeof(Vec));
     }
-    for (; i < end; ++i) {
-      const T* ai = a + i * k;
-      Vec c0{}, c1{};
-      const T* xp = x + j;
-      for (int64_t p = 0; p < k; ++p, xp += n) {
-        Vec x0, x1;
-        std::memcpy(&x0, xp, sizeof(Vec));
-        std::memcpy(&x1, xp + kLanes, sizeof(Vec));
-        const Vec s = Vec{} + ai[p];
-        c0 += s * x0;
-        c1 += s * x1;
-      }
-      std::memcpy(c + i * n + j, &c0, sizeof(Vec));
-      std::memcpy(c + i * n + j + kLanes, &c1, sizeof(Vec));
-    }
   }
   // One vector of columns more, where a whole block does not fit.
   if (j + kLanes <= n) {
-    int64_t i = begin;
-    for (; i + 4 <= end; i += 4) {
+    for (int64_t i = begin; i < end; i += 4) {
       const T* a0 = a + i * k;
       const T* a1 = a0 + k;
       const T* a2 = a1 + k;
@@ -201,34 +193,12 @@ __attribute__((always_inline)) inline void MatmulRows(const T* a, const T* x,
       std::memcpy(out + 2 * n, &c2, sizeof(Vec));
       std::memcpy(out + 3 * n, &c3, sizeof(Vec));
     }
-    for (; i < end; ++i) {
-      const T* ai = a + i * k;
-      Vec c0{};
-      const T* xp = x + j;
-      for (int64_t p = 0; p < k; ++p, xp += n) {
-        Vec x0;
-        std::memcpy(&x0, xp, sizeof(Vec));
-        c0 += (Vec{} + ai[p]) * x0;
-      }
-      std::memcpy(c + i * n + j, &c0, sizeof(Vec));
-    }
     j += kLanes;
   }
-  // The last columns, fewer than a vector: over k outside, one sum per
-  // column inside, so that the sums (each still in k order from zero) do
-  // not wait on one another's additions. A narrow result (a classifier's
-  // 10 logits) spent its whole time here one dependent addition at a time.
+  // The last columns, fewer than a vector.
   if (j < n) {
-    const int64_t rest = n - j;
     for (int64_t i = begin; i < end; ++i) {
-      const T* ai = a + i * k;
-      T sums[kLanes] = {};
-      const T* xp = x + j;
-      for (int64_t p = 0; p < k; ++p, xp += n) {
-        const T ap = ai[p];
-        for (int64_t jj = 0; jj < rest; ++jj) sums[jj] += ap * xp[jj];
-      }
-      for (int64_t jj = 0; jj < rest; ++jj) c[i * n + j + jj] = sums[jj];
+      MatmulLastColumns<T, kLanes>(a + i * k, x, c + i * n, k, n, j);
     }
   }
 }
@@ -258,9 +228,10 @@ bool CpuHasAvx2() {
 
 // 64-byte vectors where the CPU has AVX-512 (again no FMA).
 template <typename T>
-__attribute__((target("avx512f"))) void MatmulRowsAvx512(
-    const T* a, const T* x, T* c, int64_t begin, int64_t end, int64_t k,
-    int64_t n) {
+__attribute__((target("avx512f"))) void MatmulRowsAvx512(const T* a, const T* x,
+                                                         T* c, int64_t begin,
+                                                         int64_t end, int64_t k,
+                                                         int64_t n) {
   MatmulRows<T, 64>(a, x, c, begin, end, k, n);
 }
 
