@@ -221,11 +221,6 @@ __attribute__((target("avx2"))) void MatmulRowsAvx2(const T* a, const T* x,
   MatmulRows<T, 32>(a, x, c, begin, end, k, n);
 }
 
-bool CpuHasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
-}
-
 // 64-byte vectors where the CPU has AVX-512 (again no FMA).
 template <typename T>
 __attribute__((target("avx512f"))) void MatmulRowsAvx512(const T* a, const T* x,
@@ -235,10 +230,6 @@ __attribute__((target("avx512f"))) void MatmulRowsAvx512(const T* a, const T* x,
   MatmulRows<T, 64>(a, x, c, begin, end, k, n);
 }
 
-bool CpuHasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
 #endif
 
 // C[b] = A[b] x B[b] for float and double, the kernel real models spend
@@ -251,8 +242,11 @@ class FloatMatmulKernel : public Kernel {
   FloatMatmulKernel(int64_t batch, int64_t m, int64_t k, int64_t n)
       : batch_(batch), m_(m), k_(k), n_(n) {
 #if defined(__x86_64__)
-    if (CpuHasAvx2()) rows_ = &MatmulRowsAvx2<T>;
-    if (CpuHasAvx512()) rows_ = &MatmulRowsAvx512<T>;
+    if (__builtin_cpu_supports("avx512f")) {
+      rows_ = &MatmulRowsAvx512<T>;
+    } else if (__builtin_cpu_supports("avx2")) {
+      rows_ = &MatmulRowsAvx2<T>;
+    }
 #endif
   }
 

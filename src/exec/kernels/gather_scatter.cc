@@ -160,15 +160,7 @@ class GatherKernel : public Kernel {
               filling.Run(fill, out, element_bytes);
               return;
             }
-            int64_t source = 0;
-            for (size_t k = 0; k < p_.start_index_map.size(); ++k) {
-              int64_t d = p_.start_index_map[k];
-              int64_t start =
-                  space_.Read(indices, base, static_cast<int64_t>(k));
-              start = std::clamp<int64_t>(
-                  start, 0, p_.operand.dims[d] - p_.slice_sizes[d]);
-              source += start * operand_strides_[d];
-            }
+            int64_t source = StartOffset(indices, base);
             for (size_t i = 0; i < p_.operand_batching_dims.size(); ++i) {
               source += batch[batching_positions_[i]] *
                         operand_strides_[p_.operand_batching_dims[i]];
@@ -187,10 +179,10 @@ class GatherKernel : public Kernel {
   }
 
  private:
-  // The window's source offset for batch position b (one batch dimension,
-  // no operand batching dims).
-  int64_t SourceStart(const std::byte* indices, int64_t b) const {
-    const int64_t base = b * space_.indices_strides[0];
+  // The operand offset of the window whose index vector starts at `base`
+  // in the indices, each start clamped so the slice lies inside the
+  // operand (without the operand batching dims' part).
+  int64_t StartOffset(const std::byte* indices, int64_t base) const {
     int64_t source = 0;
     for (size_t k = 0; k < p_.start_index_map.size(); ++k) {
       int64_t d = p_.start_index_map[k];
@@ -212,7 +204,7 @@ class GatherKernel : public Kernel {
     starts.resize(count);
     filled.clear();
     for (int64_t b = 0; b < count; ++b) {
-      starts[b] = SourceStart(indices, b);
+      starts[b] = StartOffset(indices, b * space_.indices_strides[0]);
       if (mask != nullptr && mask[b] == 0) filled.push_back(b);
     }
     const int64_t* start = starts.data();

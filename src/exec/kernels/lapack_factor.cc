@@ -28,7 +28,7 @@ using lapack::RealPart;
 
 // Columns of an f32 LU or Cholesky panel (the update of the rest by a
 // panel, or of a panel by the rest, is one sgemm).
-constexpr int64_t kLuPanel = 32;
+constexpr int64_t kPanelColumns = 32;
 
 // LU with partial pivoting of columns [j0, j1) (xGETF2 on a panel): each
 // pivot is chosen in its column, its row swapped across all of a's columns
@@ -85,12 +85,12 @@ int32_t LuPanel(MatrixView<T> a, int32_t* ipiv, int64_t j0, int64_t j1) {
 template <typename T>
 StatusOr<int32_t> LuFactor(MatrixView<T> a, int32_t* ipiv) {
   const int64_t m = a.rows, n = a.cols, k = std::min(m, n);
-  if (!std::is_same_v<T, float> || k <= kLuPanel) {
+  if (!std::is_same_v<T, float> || k <= kPanelColumns) {
     return LuPanel(a, ipiv, 0, n);
   }
   int32_t info = 0;
-  for (int64_t j0 = 0; j0 < k; j0 += kLuPanel) {
-    const int64_t j1 = std::min(j0 + kLuPanel, k);
+  for (int64_t j0 = 0; j0 < k; j0 += kPanelColumns) {
+    const int64_t j1 = std::min(j0 + kPanelColumns, k);
     int32_t panel_info = LuPanel(a, ipiv, j0, j1);
     if (info == 0) info = panel_info;
     if (j1 >= n) continue;
@@ -340,8 +340,8 @@ int32_t CholeskyFactor(MatrixView<T> a, bool lower);
 // to take. Returns info.
 StatusOr<int32_t> BlockedLowerCholesky(MatrixView<float> a) {
   const int64_t n = a.rows;
-  for (int64_t j0 = 0; j0 < n; j0 += kLuPanel) {
-    const int64_t j1 = std::min(j0 + kLuPanel, n);
+  for (int64_t j0 = 0; j0 < n; j0 += kPanelColumns) {
+    const int64_t j1 = std::min(j0 + kPanelColumns, n);
     for (int64_t c = j0; c < j1; ++c) {
       for (int64_t k = 0; k < j0; ++k) {
         SubtractScaled(&a(c, c), &a(c, k), a(c, k), j1 - c);
@@ -435,7 +435,7 @@ class PotrfKernel : public Kernel {
       if (ctx.cancelled()) return ctx.CancelledStatus();
       lapack::LoadMatrix(in + b * n_ * n_, a);
       if constexpr (std::is_same_v<T, float>) {
-        if (lower_ && n_ > kLuPanel) {
+        if (lower_ && n_ > kPanelColumns) {
           ASSIGN_OR_RETURN(info[b], BlockedLowerCholesky(a.view()));
           lapack::StoreMatrix(a, out + b * n_ * n_);
           continue;
