@@ -31,12 +31,26 @@ BufferPlan PlanBuffers(const std::vector<BufferRequest>& requests,
   });
   // Free blocks by offset -> size; blocks to release by release time.
   std::map<int64_t, int64_t> free_blocks;
-  std::multimap<int64_t, std::pair<int64_t, int64_t>> releases;
+  struct Held {
+    int64_t offset, size;
+    size_t request;  // the request holding it now
+    int64_t start;   // the step its first holder was placed at
+  };
+  using Releases = std::multimap<int64_t, Held>;
+  Releases releases;  // by release time
+  // Each placed request's pending release, for a request that takes its
+  // block over.
+  std::vector<Releases::iterator> release_of(requests.size(), releases.end());
+  std::vector<bool> taken_over(requests.size(), false);
+  // Released blocks and their release times.
+  std::vector<std::pair<Held, int64_t>> spans;
   int64_t arena_end = 0;
 
   auto release_until = [&](int64_t time) {
     while (!releases.empty() && releases.begin()->first < time) {
-      auto [offset, size] = releases.begin()->second;
+      spans.push_back({releases.begin()->second, releases.begin()->first});
+      auto [offset, size, request, start] = releases.begin()->second;
+      release_of[request] = releases.end();
       releases.erase(releases.begin());
       auto next = free_blocks.lower_bound(offset);
       if (next != free_blocks.end() && offset + size == next->first) {
@@ -59,6 +73,24 @@ BufferPlan PlanBuffers(const std::vector<BufferRequest>& requests,
     if (request.bytes <= 0) continue;
     release_until(request.first);
     int64_t size = AlignUp(request.bytes, alignment);
+    const int64_t from = request.takes_over;
+    if (from >= 0 && from < static_cast<int64_t>(requests.size()) &&
+        !taken_over[from] && release_of[from] != releases.end() &&
+        requests[from].first < request.first &&
+        AlignUp(requests[from].bytes, alignment) == size) {
+      // The block is still held (released at or after this step): it is
+      // this request's now, until both are done.
+      taken_over[from] = true;
+      Held held = release_of[from]->second;
+      int64_t until = std::max(release_of[from]->first,
+                               std::max(request.last, request.first));
+      releases.erase(release_of[from]);
+      release_of[from] = releases.end();
+      held.request = index;
+      plan.offsets[index] = held.offset;
+      release_of[index] = releases.emplace(until, held);
+      continue;
+    }
     auto best = free_blocks.end();
     for (auto it = free_blocks.begin(); it != free_blocks.end(); ++it) {
       if (it->second >= size &&
@@ -86,10 +118,25 @@ BufferPlan PlanBuffers(const std::vector<BufferRequest>& requests,
       arena_end += size;
     }
     plan.offsets[index] = offset;
-    releases.emplace(std::max(request.last, request.first),
-                     std::make_pair(offset, size));
+    release_of[index] =
+        releases.emplace(std::max(request.last, request.first),
+                         Held{offset, size, index, request.first});
   }
   plan.total_bytes = arena_end;
+  // Live bytes over time, from each block's intervals: a block taken
+  // over is one interval, from its first holder's first step to its last
+  // holder's release.
+  for (const auto& [until, held] : releases) spans.push_back({held, until});
+  std::map<int64_t, int64_t> change;  // step -> bytes taken (+) or freed (-)
+  for (const auto& [held, until] : spans) {
+    change[held.start] += held.size;
+    change[until + 1] -= held.size;
+  }
+  int64_t live = 0;
+  for (auto [step, delta] : change) {
+    live += delta;
+    plan.live_peak_bytes = std::max(plan.live_peak_bytes, live);
+  }
   return plan;
 }
 

@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -359,6 +360,7 @@ void Lowering::FuseElementwiseSteps() {
   }
   FuseRowReductions(fused_steps, fused_indices, fused_last_indices,
                     foreign_between);
+  NoteInPlaceWrites(fused_steps, fused_indices, fused_last_indices);
   region.steps = std::move(fused_steps);
   indices = std::move(fused_indices);
 }
@@ -444,6 +446,43 @@ void Lowering::FuseRowReductions(
   steps = std::move(out);
   indices = std::move(out_indices);
   last_indices = std::move(out_last);
+}
+
+void Lowering::NoteInPlaceWrites(const std::vector<exec::Step>& steps,
+                                 const std::vector<int64_t>& indices,
+                                 const std::vector<int64_t>& last_indices) {
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const exec::Step& step = steps[k];
+    const ElementwiseKernel* kernel = AsElementwise(step);
+    if (kernel == nullptr) continue;
+    std::set<SlotId> taken;
+    for (size_t j = 0; j < step.outputs.size(); ++j) {
+      SlotId out = step.outputs[j];
+      if (alias_root_[out] != out || slot(out).kind != exec::SlotKind::kTemp) {
+        continue;
+      }
+      for (size_t i = 0; i < step.inputs.size(); ++i) {
+        SlotId root = alias_root_[step.inputs[i]];
+        if (taken.count(root) != 0 ||
+            !ScratchDeadAfter(root, last_indices[k]) ||
+            slot(root).byte_size() != slot(out).byte_size()) {
+          continue;
+        }
+        // Every read of the input, through any alias, must allow it.
+        bool can = true;
+        for (size_t r = 0; r < step.inputs.size() && can; ++r) {
+          if (alias_root_[step.inputs[r]] == root) {
+            can =
+                kernel->CanWriteOver(static_cast<int>(j), static_cast<int>(r));
+          }
+        }
+        if (!can) continue;
+        taken.insert(root);
+        in_place_writes_.push_back({out, root, indices[k], last_indices[k]});
+        break;
+      }
+    }
+  }
 }
 
 }  // namespace kiln::compile

@@ -1090,12 +1090,29 @@ Status Lowering::Finish() {
   plan_.set_num_collectives(next_collective_id_);
   std::vector<BufferRequest> requests;
   std::vector<SlotId> ids;
+  std::vector<int64_t> request_of(plan_.slots().size(), -1);
   for (size_t id = 0; id < plan_.slots().size(); ++id) {
     const exec::Slot& s = plan_.slots()[id];
     if (s.kind != exec::SlotKind::kTemp || first_def_[id] < 0) continue;
+    request_of[id] = static_cast<int64_t>(requests.size());
     requests.push_back({s.byte_size(), first_def_[id],
                         std::max(first_def_[id], last_use_[id])});
     ids.push_back(static_cast<SlotId>(id));
+  }
+  // In-place writes whose lifetimes are still as they were noted: the
+  // output is first written by that step and the input last read by it
+  // (a later reader, such as a loop that captures it, ends the claim).
+  for (const InPlaceWrite& write : in_place_writes_) {
+    int64_t out = request_of[write.output], in = request_of[write.input];
+    if (out < 0 || in < 0 || alias_root_[write.output] != write.output ||
+        alias_root_[write.input] != write.input ||
+        slot(write.output).is_token || slot(write.input).is_token ||
+        first_def_[write.output] != write.first ||
+        last_use_[write.input] != write.last ||
+        first_def_[write.input] >= write.first) {
+      continue;
+    }
+    requests[out].takes_over = in;
   }
   BufferPlan buffers = PlanBuffers(requests, exec::kBufferAlignment);
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -1109,6 +1126,7 @@ Status Lowering::Finish() {
     }
   }
   plan_.set_arena_bytes(buffers.total_bytes);
+  plan_.set_live_peak_bytes(buffers.live_peak_bytes);
   plan_.set_num_steps(counter_ - fused_away_);
   return OkStatus();
 }

@@ -263,6 +263,14 @@ class Lowering {
   // Whether `root` is an ordinary scratch array (not a token, argument,
   // output or constant) that no step after `index` reads.
   bool ScratchDeadAfter(SlotId root, int64_t index) const;
+  // Notes, for each elementwise step of a region's final steps (first
+  // and last step indices given), an output that may take over the memory
+  // of a scratch input that dies at the step (ElementwiseKernel::
+  // CanWriteOver); Finish keeps those whose lifetimes still end and begin
+  // there (same file).
+  void NoteInPlaceWrites(const std::vector<exec::Step>& steps,
+                         const std::vector<int64_t>& indices,
+                         const std::vector<int64_t>& last_indices);
   // Gives row reductions their elementwise producer (same file).
   void FuseRowReductions(
       std::vector<exec::Step>& steps, std::vector<int64_t>& indices,
@@ -279,6 +287,13 @@ class Lowering {
   std::vector<int64_t> first_def_;  // per slot
   std::vector<int64_t> last_use_;   // per slot
   std::vector<SlotId> alias_root_;  // per slot: the slot owning its memory
+  // An output that may be written into the memory of an input that dies
+  // at the step spanning step indices [first, last] (NoteInPlaceWrites).
+  struct InPlaceWrite {
+    SlotId output, input;
+    int64_t first, last;
+  };
+  std::vector<InPlaceWrite> in_place_writes_;
   // Slots written by a broadcast of one element -> the slot holding it
   // (at index 0).
   std::map<SlotId, SlotId> scalar_broadcasts_;

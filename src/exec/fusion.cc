@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <vector>
 
 namespace kiln::exec {
 namespace {
@@ -32,6 +33,43 @@ class FusedKernel : public ElementwiseKernel {
   }
 
   int cost_per_element() const override { return cost_; }
+
+  // Nodes run in order over each tile, each writing its outputs for the
+  // tile before the next node runs: the node that writes the output must
+  // be the last to read the input, and may do so itself only where its
+  // own kernel reads before it writes.
+  bool CanWriteOver(int output, int input) const override {
+    if (input_bytes(input) == 0 || input_bytes(input) != output_bytes(output)) {
+      return false;
+    }
+    const FusedOperand out = {FusedOperand::Kind::kOutput, output};
+    const FusedOperand in = {FusedOperand::Kind::kInput, input};
+    bool written = false;
+    for (const FusedNode& node : nodes_) {
+      std::vector<int> reads;
+      int writes = -1;
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        if (node.inputs[i].kind == in.kind &&
+            node.inputs[i].index == in.index) {
+          reads.push_back(static_cast<int>(i));
+        }
+      }
+      for (size_t j = 0; j < node.outputs.size(); ++j) {
+        if (node.outputs[j].kind == out.kind &&
+            node.outputs[j].index == out.index) {
+          writes = static_cast<int>(j);
+        }
+      }
+      if (!reads.empty() && (written || node.once_per_range)) return false;
+      if (writes < 0) continue;
+      if (written) return false;
+      written = true;
+      for (int read : reads) {
+        if (!node.kernel->CanWriteOver(writes, read)) return false;
+      }
+    }
+    return written;
+  }
 
   void RunRange(const std::byte* const* inputs, std::byte* const* outputs,
                 int64_t begin, int64_t n) const override {

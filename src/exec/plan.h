@@ -147,6 +147,9 @@ class Plan {
   const std::vector<int>& output_aliases() const { return output_aliases_; }
   // Bytes of scratch memory each run needs.
   int64_t arena_bytes() const { return arena_bytes_; }
+  // The most scratch bytes live at one step (compile/buffer_planner.h):
+  // the least any placement of the arena could take.
+  int64_t live_peak_bytes() const { return live_peak_bytes_; }
   const std::vector<AlignedBuffer>& constants() const { return constants_; }
   // Number of steps, nested regions included.
   int64_t num_steps() const { return num_steps_; }
@@ -165,6 +168,7 @@ class Plan {
   std::vector<int>& mutable_output_aliases() { return output_aliases_; }
   std::vector<AlignedBuffer>& mutable_constants() { return constants_; }
   void set_arena_bytes(int64_t bytes) { arena_bytes_ = bytes; }
+  void set_live_peak_bytes(int64_t bytes) { live_peak_bytes_ = bytes; }
   void set_num_steps(int64_t steps) { num_steps_ = steps; }
   void set_num_collectives(int64_t count) { num_collectives_ = count; }
 
@@ -176,6 +180,7 @@ class Plan {
   std::vector<int> output_aliases_;
   std::vector<AlignedBuffer> constants_;
   int64_t arena_bytes_ = 0;
+  int64_t live_peak_bytes_ = 0;
   int64_t num_steps_ = 0;
   int64_t num_collectives_ = 0;
   mutable ArenaCache arena_cache_;

@@ -706,5 +706,86 @@ func.func @main(%x: tensor<64x768xf32>, %scale: tensor<768xf32>) -> tensor<64x76
   }
 }
 
+// The product of `a` (n x n) and `b`, in double.
+std::vector<double> Product(const std::vector<double>& a,
+                            const std::vector<double>& b, int n) {
+  std::vector<double> c(n * n, 0.0);
+  for (int i = 0; i < n; ++i) {
+    for (int k = 0; k < n; ++k) {
+      for (int j = 0; j < n; ++j) c[i * n + j] += a[i * n + k] * b[k * n + j];
+    }
+  }
+  return c;
+}
+
+// An elementwise step writes its output into the memory of a scratch
+// input that dies at it: the tanh between two products needs no array of
+// its own (the unfused plan, which writes nothing in place, needs two).
+TEST(FusionTest, AnElementwiseStepWritesOverAnInputThatDiesThere) {
+  std::string text = R"(
+func.func @main(%x: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %a = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  %b = stablehlo.tanh %a : tensor<128x128xf32>
+  %c = stablehlo.dot_general %b, %x, contracting_dims = [1] x [0] : (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  return %c : tensor<128x128xf32>
+})";
+  constexpr int kN = 128;
+  std::vector<float> x = RandomFloats(kN * kN, 21);
+  for (float& v : x) v *= 0.05f;
+  std::vector<HostArray> inputs = {
+      HostArray::Of(ElementType::kF32, {kN, kN}, x)};
+  auto plan = ExpectFusedMatchesUnfused(text, inputs);
+  ASSERT_NE(plan, nullptr);
+  auto unfused = CompileText(text, Unfused());
+  ASSERT_TRUE(unfused.ok());
+  EXPECT_EQ((*unfused)->arena_bytes(), 2 * kN * kN * 4);
+  EXPECT_EQ(plan->arena_bytes(), kN * kN * 4);
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, inputs));
+  std::vector<double> xd(x.begin(), x.end());
+  std::vector<double> b = Product(xd, xd, kN);
+  for (double& v : b) v = std::tanh(v);
+  std::vector<double> want = Product(b, xd, kN);
+  std::vector<float> c = out[0].As<float>();
+  for (int i = 0; i < kN * kN; i += 37) {
+    EXPECT_NEAR(c[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << i;
+  }
+}
+
+// In a fused step the nodes run in turn over each tile: an output written
+// before the dying input's last read (tanh's, before the square reads %p)
+// keeps memory of its own, and the last reader's output (the square,
+// which reads %p twice) takes the input's memory.
+TEST(FusionTest, AFusedOutputWrittenBeforeItsInputsLastReadKeepsItsOwnMemory) {
+  std::string text = R"(
+func.func @main(%x: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %p = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  %q = stablehlo.tanh %p : tensor<128x128xf32>
+  %r = stablehlo.multiply %p, %p : tensor<128x128xf32>
+  %s = stablehlo.dot_general %q, %r, contracting_dims = [1] x [0] : (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  return %s : tensor<128x128xf32>
+})";
+  constexpr int kN = 128;
+  std::vector<float> x = RandomFloats(kN * kN, 22);
+  for (float& v : x) v *= 0.05f;
+  std::vector<HostArray> inputs = {
+      HostArray::Of(ElementType::kF32, {kN, kN}, x)};
+  auto plan = ExpectFusedMatchesUnfused(text, inputs);
+  ASSERT_NE(plan, nullptr);
+  auto unfused = CompileText(text, Unfused());
+  ASSERT_TRUE(unfused.ok());
+  EXPECT_EQ((*unfused)->arena_bytes(), 3 * kN * kN * 4);
+  EXPECT_EQ(plan->arena_bytes(), 2 * kN * kN * 4);
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, inputs));
+  std::vector<double> xd(x.begin(), x.end());
+  std::vector<double> p = Product(xd, xd, kN), q = p, r = p;
+  for (double& v : q) v = std::tanh(v);
+  for (double& v : r) v = v * v;
+  std::vector<double> want = Product(q, r, kN);
+  std::vector<float> s = out[0].As<float>();
+  for (int i = 0; i < kN * kN; i += 37) {
+    EXPECT_NEAR(s[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << i;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::testing

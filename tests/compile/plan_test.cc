@@ -355,5 +355,31 @@ TEST(BufferPlannerTest, OverlappingLifetimesGetDisjointBytes) {
   EXPECT_LT(plan.total_bytes, 100 + 64 + 128 + 256 + 64);
 }
 
+TEST(BufferPlannerTest, ARequestTakesOverTheBlockOfOneThatDiesAtItsStep) {
+  // 1 takes over 0 at step 2 (where 0 is read last), and 3 takes over 1
+  // in turn; 2, live beside them, keeps bytes of its own; 4 asks for the
+  // block of a request of another size and gets bytes of its own; 5 asks
+  // for a block already taken over.
+  std::vector<compile::BufferRequest> requests = {
+      {100, 0, 2},   {100, 2, 4, 0}, {100, 1, 5},
+      {90, 4, 6, 1}, {50, 5, 6, 2},  {100, 3, 3, 0}};
+  compile::BufferPlan plan = compile::PlanBuffers(requests, 64);
+  EXPECT_EQ(plan.offsets[1], plan.offsets[0]);
+  EXPECT_EQ(plan.offsets[3], plan.offsets[0]);
+  auto overlap = [&](size_t i, size_t j) {
+    return plan.offsets[i] < plan.offsets[j] + requests[j].bytes &&
+           plan.offsets[j] < plan.offsets[i] + requests[i].bytes;
+  };
+  EXPECT_FALSE(overlap(2, 0));
+  EXPECT_FALSE(overlap(4, 2));
+  EXPECT_FALSE(overlap(4, 3));
+  EXPECT_FALSE(overlap(5, 1));
+  EXPECT_FALSE(overlap(5, 2));
+  // 0, 1 and 3 in one block, 2, 4 and 5 in others. At step 3 the chain's
+  // block, 2 and 5 are live: 3 blocks of 128 (at step 5, 128 + 128 + 64).
+  EXPECT_LE(plan.total_bytes, 4 * 128);
+  EXPECT_EQ(plan.live_peak_bytes, 3 * 128);
+}
+
 }  // namespace
 }  // namespace kiln::testing

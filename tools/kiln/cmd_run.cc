@@ -269,11 +269,12 @@ int RunRun(Arguments& args) {
     std::fprintf(stderr,
                  "compile %.3f ms; execute over %lld runs: min %.3f ms, "
                  "median %.3f ms, mean %.3f ms, max %.3f ms; %lld steps, "
-                 "arena %lld bytes\n",
+                 "arena %lld bytes (live peak %lld)\n",
                  compile_ms, static_cast<long long>(repeat), sorted.front(),
                  sorted[sorted.size() / 2], sum / sorted.size(), sorted.back(),
                  static_cast<long long>((*plan)->num_steps()),
-                 static_cast<long long>((*plan)->arena_bytes()));
+                 static_cast<long long>((*plan)->arena_bytes()),
+                 static_cast<long long>((*plan)->live_peak_bytes()));
   }
   if (profile_path) {
     Status written =

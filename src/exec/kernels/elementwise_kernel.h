@@ -54,6 +54,20 @@ class ElementwiseKernel : public Kernel {
                         std::byte* const* outputs, int64_t begin,
                         int64_t n) const = 0;
 
+  // Whether output `output` may be written into the memory of input
+  // `input` (element i of each at the same address), the input being dead
+  // after this step: every element of the input is read before the same
+  // element of the output is written, and never after. So it is for a
+  // kernel with one output whose loop reads element i of its inputs and
+  // then writes element i, when the input is read element by element at
+  // the output's element size; a kernel that makes more than one pass
+  // over its range, or writes an output before reading all its inputs at
+  // that element, says otherwise.
+  virtual bool CanWriteOver(int output, int input) const {
+    return num_outputs() == 1 && input_bytes(input) != 0 &&
+           input_bytes(input) == output_bytes(output);
+  }
+
   // Whether every output element is the same whatever the range (a
   // broadcast of a scalar): a fused kernel computes it once per range.
   virtual bool range_invariant() const { return false; }
