@@ -249,6 +249,26 @@ def test_lu_rectangular(dtype):
     np.testing.assert_array_equal(kiln[2], cpu[2])
 
 
+@pytest.mark.parametrize("shape", [(6, 4), (4, 6), (40, 40)])
+def test_lu_permutation_is_one_native_call(shape):
+    # Kiln's plugin lowers lu_pivots_to_permutation to one custom call (not
+    # JAX's generic loop of one swap per pivot); the permutation is
+    # XLA:CPU's, and it is the one the pivots' swaps make.
+    a = random((3,) + shape, np.float32, 15)
+    fn = jax.vmap(lax.linalg.lu)
+    text = jax.jit(fn).lower(jax.device_put(a, KILN)).as_text()
+    assert "kiln_lu_pivots_to_permutation" in text
+    assert "stablehlo.while" not in text
+    (_, pk, permk), (_, pc, permc) = both(fn, a)
+    np.testing.assert_array_equal(pk, pc)
+    np.testing.assert_array_equal(permk, permc)
+    for pivots, perm in zip(pk, permk):
+        want = np.arange(shape[0])
+        for i, p in enumerate(pivots):
+            want[[i, p]] = want[[p, i]]
+        np.testing.assert_array_equal(perm, want)
+
+
 def test_solve_inv_det_slogdet(dtype, batch):
     a = random(batch + (5, 5), dtype, 12) + 3 * np.eye(5, dtype=dtype)
     b = random(batch + (5, 2), dtype, 13)

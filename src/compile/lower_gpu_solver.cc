@@ -195,7 +195,7 @@ Status LowerGpuGtsv2(LinalgCall& call) {
   return OkStatus();
 }
 
-// {cu,hip}_lu_pivots_to_permutation: pivots [batch, k] (0-based) ->
+// {cu,hip,kiln}_lu_pivots_to_permutation: pivots [batch, k] (0-based) ->
 // permutation [batch, m], m from the result type; row-major arrays.
 Status LowerLuPivotsToPermutation(Lowering& lowering, const ir::Operation& op) {
   LinalgCall call(lowering, op, ElementType::kI32);
@@ -271,7 +271,8 @@ Status LowerThreefry2x32(Lowering& lowering, const ir::Operation& op) {
 //   solver_syevd, solver_syevj {type, uplo, batch, n, lwork}
 //                                                  a -> v, w, info, work
 //   solver_sytrd  {type, uplo, batch, n, lda, lwork}
-//                                                  a -> a, d, e, tau, info, work
+//                                                  a -> a, d, e, tau, info,
+//                                                  work
 //   solver_gesvd  {type, batch, m, n, lwork, i8 jobu, i8 jobvt}
 //                                                  a -> a, s, u, vt, info, work
 //   solver_gesvdj {type, batch, m, n, lwork, jobz, econ}
@@ -385,7 +386,8 @@ Status LowerLegacyGesvd(LinalgCall& call) {
     if (layout && layout->size() >= 2) {
       transposed = true;  // row-major: {r-1, ..., 0}
       for (size_t d = 0; d < layout->size(); ++d) {
-        transposed &= (*layout)[d] == static_cast<int64_t>(layout->size() - 1 - d);
+        transposed &=
+            (*layout)[d] == static_cast<int64_t>(layout->size() - 1 - d);
       }
     }
   }
@@ -433,8 +435,9 @@ Status LowerLegacyTrsm(LinalgCall& call) {
   RETURN_IF_ERROR(call.Begin(2, 1));
   std::optional<std::string_view> descriptor = Descriptor(call.op(), 32);
   if (!descriptor) {
-    return call.Error("expects jaxlib's 32-byte trsm descriptor {type, batch, "
-                      "m, n, side, uplo, trans, diag} as backend_config");
+    return call.Error(
+        "expects jaxlib's 32-byte trsm descriptor {type, batch, "
+        "m, n, side, uplo, trans, diag} as backend_config");
   }
   RETURN_IF_ERROR(CheckDescriptorType(call, *descriptor));
   const int32_t side = Int32At(*descriptor, 16);
@@ -492,8 +495,11 @@ void RegisterGpuTargets(CustomCallRegistry& registry) {
           return LowerGpuGtsv2(call);
         });
   }
+  // kiln_...: what Kiln's JAX plugin lowers lu_pivots_to_permutation to
+  // (python/jax_plugins/kiln/lowerings.py), JAX's GPU rule with its prefix.
   for (const char* name :
-       {"cu_lu_pivots_to_permutation", "hip_lu_pivots_to_permutation"}) {
+       {"cu_lu_pivots_to_permutation", "hip_lu_pivots_to_permutation",
+        "kiln_lu_pivots_to_permutation"}) {
     registry.Register(name, LowerLuPivotsToPermutation);
   }
   for (const char* name : {"cu_threefry2x32_ffi", "hip_threefry2x32_ffi",

@@ -94,16 +94,29 @@ StatusOr<int32_t> LuFactor(MatrixView<T> a, int32_t* ipiv) {
     int32_t panel_info = LuPanel(a, ipiv, j0, j1);
     if (info == 0) info = panel_info;
     if (j1 >= n) continue;
-    // A12 = L11^-1 A12: rows [j0, j1), columns [j1, n).
-    for (int64_t c = j1; c < n; ++c) {
-      for (int64_t j = j0; j < j1; ++j) {
-        T f = a(j, c);
-        if (f == T(0)) continue;
-        for (int64_t i = j + 1; i < j1; ++i) a(i, c) -= a(i, j) * f;
-      }
-    }
-    if (j1 >= m) continue;
     if constexpr (std::is_same_v<T, float>) {
+      // A12 = L11^-1 A12: rows [j0, j1), columns [j1, n), substituted a
+      // whole row at a time in a row-major copy (each element takes the
+      // same terms in the same order as column by column, where the
+      // column's rows made loops of 1 to 31 elements).
+      const int64_t size = j1 - j0, width = n - j1;
+      std::vector<T> rows(size * width);
+      for (int64_t c = 0; c < width; ++c) {
+        for (int64_t r = 0; r < size; ++r)
+          rows[r * width + c] = a(j0 + r, j1 + c);
+      }
+      for (int64_t i = 1; i < size; ++i) {
+        for (int64_t j = 0; j < i; ++j) {
+          const T l = a(j0 + i, j0 + j);
+          if (l == T(0)) continue;
+          SubtractScaled(&rows[i * width], &rows[j * width], l, width);
+        }
+      }
+      for (int64_t c = 0; c < width; ++c) {
+        for (int64_t r = 0; r < size; ++r)
+          a(j0 + r, j1 + c) = rows[r * width + c];
+      }
+      if (j1 >= m) continue;
       // A22 -= A21 A12, in row-major terms the transposes: A22^T -= A12^T
       // A21^T, each a column-major block read with its leading dimension.
       RETURN_IF_ERROR(Sgemm(false, false, n - j1, m - j1, j1 - j0, -1.0f,

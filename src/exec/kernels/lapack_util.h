@@ -129,6 +129,7 @@ class Matrix {
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
   T* data() { return data_.data(); }
+  const T* data() const { return data_.data(); }
   MatrixView<T> view() { return {data_.data(), rows_, cols_, rows_}; }
   void SetIdentity() {
     std::fill(data_.begin(), data_.end(), T(0));
@@ -141,19 +142,45 @@ class Matrix {
 };
 
 // Kiln's buffers are row-major; the kernels work on column-major copies
-// (as LAPACK does), one matrix of a batch at a time.
+// (as LAPACK does), one matrix of a batch at a time. The copies go in
+// square tiles, so that the lines of both sides a tile touches stay in
+// cache: element by element, every write of a column-major copy of a 256 x
+// 256 f32 matrix went to another line, and the copies took a third of a
+// getrf.
+inline constexpr int64_t kTransposeTile = 32;
+
 template <typename T>
 void LoadMatrix(const T* row_major, Matrix<T>& out) {
-  for (int64_t i = 0; i < out.rows(); ++i)
-    for (int64_t j = 0; j < out.cols(); ++j)
-      out(i, j) = row_major[i * out.cols() + j];
+  const int64_t rows = out.rows(), cols = out.cols();
+  T* column_major = out.data();
+  for (int64_t i0 = 0; i0 < rows; i0 += kTransposeTile) {
+    const int64_t i1 = std::min(rows, i0 + kTransposeTile);
+    for (int64_t j0 = 0; j0 < cols; j0 += kTransposeTile) {
+      const int64_t j1 = std::min(cols, j0 + kTransposeTile);
+      for (int64_t j = j0; j < j1; ++j) {
+        for (int64_t i = i0; i < i1; ++i) {
+          column_major[i + j * rows] = row_major[i * cols + j];
+        }
+      }
+    }
+  }
 }
 
 template <typename T>
 void StoreMatrix(const Matrix<T>& in, T* row_major) {
-  for (int64_t i = 0; i < in.rows(); ++i)
-    for (int64_t j = 0; j < in.cols(); ++j)
-      row_major[i * in.cols() + j] = in(i, j);
+  const int64_t rows = in.rows(), cols = in.cols();
+  const T* column_major = in.data();
+  for (int64_t i0 = 0; i0 < rows; i0 += kTransposeTile) {
+    const int64_t i1 = std::min(rows, i0 + kTransposeTile);
+    for (int64_t j0 = 0; j0 < cols; j0 += kTransposeTile) {
+      const int64_t j1 = std::min(cols, j0 + kTransposeTile);
+      for (int64_t i = i0; i < i1; ++i) {
+        for (int64_t j = j0; j < j1; ++j) {
+          row_major[i * cols + j] = column_major[i + j * rows];
+        }
+      }
+    }
+  }
 }
 
 // A power of two that brings the largest |a(i, j)| into [smlnum, 1 /
