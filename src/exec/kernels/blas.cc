@@ -40,4 +40,22 @@ KILN_VECTORIZED void SubtractScaled(float* y, const float* x, float f,
   for (int64_t i = 0; i < n; ++i) y[i] -= f * x[i];
 }
 
+KILN_VECTORIZED void RotatePair(float* x, float* y, float c, float s,
+                                int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float xi = x[i], yi = y[i];
+    x[i] = c * xi + s * yi;
+    y[i] = c * yi - s * xi;
+  }
+}
+
+KILN_VECTORIZED void RotatePair(double* x, double* y, double c, double s,
+                                int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double xi = x[i], yi = y[i];
+    x[i] = c * xi + s * yi;
+    y[i] = c * yi - s * xi;
+  }
+}
+
 }  // namespace kiln::exec

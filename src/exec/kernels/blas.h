@@ -25,6 +25,13 @@ Status Sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
 // computes them.
 void SubtractScaled(float* y, const float* x, float f, int64_t n);
 
+// The plane rotation of x and y (xROT): x[i] := c x[i] + s y[i] and
+// y[i] := c y[i] - s x[i] for i in [0, n), each product and sum rounded as
+// the plain loop rounds them. The eigenvector and singular-vector
+// accumulations of syevd and gesdd are these, one per Givens rotation.
+void RotatePair(float* x, float* y, float c, float s, int64_t n);
+void RotatePair(double* x, double* y, double c, double s, int64_t n);
+
 }  // namespace kiln::exec
 
 #endif  // KILN_EXEC_KERNELS_BLAS_H_

@@ -5,9 +5,11 @@
 // into Q (the algorithm of xSTEQR).
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "exec/executor.h"
+#include "exec/kernels/blas.h"
 #include "exec/kernels/lapack.h"
 #include "exec/kernels/lapack_util.h"
 
@@ -201,7 +203,10 @@ int32_t TridiagonalEigen(int64_t n, R* d, const R* e_in, Matrix<T>* z) {
         p = s * r;
         d[i + 1] = g + p;
         g = c * r - b;
-        if (z != nullptr) {
+        if constexpr (std::is_same_v<T, R>) {
+          // Columns i + 1 and i: the same sums, added in the other order.
+          if (z != nullptr) RotatePair(&(*z)(0, i + 1), &(*z)(0, i), c, s, n);
+        } else if (z != nullptr) {
           for (int64_t k = 0; k < n; ++k) {
             T upper = (*z)(k, i + 1);
             (*z)(k, i + 1) = s * (*z)(k, i) + c * upper;

@@ -10,9 +10,11 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "exec/executor.h"
+#include "exec/kernels/blas.h"
 #include "exec/kernels/lapack.h"
 #include "exec/kernels/lapack_util.h"
 
@@ -29,6 +31,10 @@ using lapack::RealPart;
 template <typename T>
 void RotateColumns(Matrix<T>* x, int64_t i, int64_t j, Real<T> c, Real<T> s) {
   if (x == nullptr) return;
+  if constexpr (std::is_same_v<T, Real<T>>) {
+    RotatePair(&(*x)(0, i), &(*x)(0, j), c, s, x->rows());
+    return;
+  }
   for (int64_t r = 0; r < x->rows(); ++r) {
     T xi = (*x)(r, i), xj = (*x)(r, j);
     (*x)(r, i) = c * xi + s * xj;
