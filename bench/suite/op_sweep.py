@@ -5,9 +5,15 @@ The suite's rows (run.py) are whole models; a model that does not use an
 operation says nothing of it. This sweep times about forty common JAX
 operations (scans, sorts, top_k, gather and scatter, pooling, linear
 algebra, FFT, random numbers, loops, ...) at moderate sizes on Kiln and
-on XLA:CPU in one process, and prints each with Kiln's time over
-XLA:CPU's, slowest first, marking those where Kiln takes more than twice
-XLA:CPU's time. It has no goals: it says where to look next.
+on XLA:CPU, and prints each with Kiln's time over XLA:CPU's, slowest
+first, marking those where Kiln takes more than twice XLA:CPU's time. It
+has no goals: it says where to look next.
+
+Each backend is timed in a process of its own (this script again, with
+`--backend`), with only its own platform loaded: after a call, each
+backend's idle threads spin for a while, and in one process they took
+the other backend's cores (XLA:CPU's `jax.random.uniform` measured 1.2 ms
+alone and 4.8 ms beside Kiln).
 
     KILN_SHARED_DIR=../shared .venv/bin/python bench/suite/op_sweep.py \\
         [--only NAME,...] [--seconds S] [--json FILE]
@@ -17,6 +23,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -129,6 +136,43 @@ def time_it(function, arguments, device, jax, seconds):
     return statistics.median(samples)
 
 
+def time_backend(args) -> dict:
+    """{name: seconds or "error: ..."} for the selected cases on one backend,
+    in this process (`--backend`)."""
+    run.set_up_environment(args.build_dir)
+    os.environ["JAX_PLATFORMS"] = args.backend
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax import lax
+
+    device = jax.devices(args.backend)[0]
+    wanted = args.only.split(",") if args.only else None
+    timings = {}
+    for name, function, arguments in cases(np, jax, jnp, lax):
+        if wanted and not any(w in name for w in wanted):
+            continue
+        try:
+            timings[name] = time_it(jax.jit(function), arguments, device, jax,
+                                    args.seconds)
+        except Exception as error:  # a failure is a finding too
+            timings[name] = (f"error: {type(error).__name__}: "
+                             f"{str(error)[:200]}")
+    return timings
+
+
+def time_in_child(backend: str, args) -> dict:
+    command = [sys.executable, os.path.abspath(__file__), "--backend", backend,
+               "--seconds", str(args.seconds), "--build-dir", args.build_dir]
+    if args.only:
+        command += ["--only", args.only]
+    child = subprocess.run(command, capture_output=True, text=True)
+    if child.returncode != 0:
+        raise SystemExit(f"op_sweep: the {backend} run failed:\n"
+                         f"{child.stderr[-2000:]}")
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", help="comma-separated names (substrings)")
@@ -136,26 +180,21 @@ def main(argv=None) -> int:
                         help="time budget of one figure (default 0.3)")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--build-dir", default=os.path.join(run.REPO, "build"))
+    parser.add_argument("--backend", choices=["kiln", "cpu"],
+                        help=argparse.SUPPRESS)  # a child's one backend
     args = parser.parse_args(argv)
-    run.set_up_environment(args.build_dir)
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-    from jax import lax
-
-    kiln, cpu = jax.devices("kiln")[0], jax.devices("cpu")[0]
-    wanted = args.only.split(",") if args.only else None
+    if args.backend:
+        print(json.dumps(time_backend(args)))
+        return 0
+    kiln = time_in_child("kiln", args)
+    cpu = time_in_child("cpu", args)
     results = []
-    for name, function, arguments in cases(np, jax, jnp, lax):
-        if wanted and not any(w in name for w in wanted):
-            continue
-        jitted = jax.jit(function)
-        try:
-            kiln_s = time_it(jitted, arguments, kiln, jax, args.seconds)
-            cpu_s = time_it(jitted, arguments, cpu, jax, args.seconds)
-        except Exception as error:  # a failure is a finding too
-            results.append({"name": name, "error": f"{type(error).__name__}: "
-                                                   f"{str(error)[:200]}"})
+    for name, kiln_s in kiln.items():
+        cpu_s = cpu.get(name, "error: not run on XLA:CPU")
+        if isinstance(kiln_s, str) or isinstance(cpu_s, str):
+            error = kiln_s if isinstance(kiln_s, str) else f"XLA:CPU {cpu_s}"
+            results.append({"name": name, "error": error[len("error: "):]
+                            if error.startswith("error: ") else error})
             print(f"{name:26s} error: {results[-1]['error']}", flush=True)
             continue
         results.append({"name": name, "kiln_ms": kiln_s * 1e3,
