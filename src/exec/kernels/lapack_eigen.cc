@@ -50,7 +50,11 @@ void TridiagonalReduce(MatrixView<T> a, bool lower, Real<T>* d, Real<T>* e,
         // was a chain of dependent additions).
         const T* column = &at(0, c);
         const T vc = v[c];
-        for (int64_t r = c + 1; r < len; ++r) y[r] += column[r] * vc;
+        if constexpr (std::is_same_v<T, R>) {
+          AddScaled(y.data() + c + 1, column + c + 1, vc, len - c - 1);
+        } else {
+          for (int64_t r = c + 1; r < len; ++r) y[r] += column[r] * vc;
+        }
         y[c] += lapack::DotConjugated(column + c + 1, v.data() + c + 1,
                                       len - c - 1);
         continue;
@@ -72,6 +76,13 @@ void TridiagonalReduce(MatrixView<T> a, bool lower, Real<T>* d, Real<T>* e,
     for (int64_t c = 0; c < len; ++c) {
       at(c, c) = T(RealPart(at(c, c)) -
                    RealPart(v[c] * Conj(y[c]) + y[c] * Conj(v[c])));
+      if constexpr (std::is_same_v<T, R>) {
+        if (lower) {
+          SubtractRank2(&at(c + 1, c), v.data() + c + 1, y[c], y.data() + c + 1,
+                        v[c], len - c - 1);
+          continue;
+        }
+      }
       for (int64_t r = c + 1; r < len; ++r) {
         if (lower) {
           at(r, c) -= v[r] * Conj(y[c]) + y[r] * Conj(v[c]);

@@ -17,8 +17,10 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
+#include "exec/kernels/blas.h"
 #include "exec/kernels/element.h"
 #include "exec/parallel.h"
 #include "exec/plan.h"
@@ -290,6 +292,9 @@ T MakeReflector(int64_t n, T& alpha, T* x, int64_t stride) {
 // accurate, in another order.
 template <typename T>
 T DotConjugated(const T* v, const T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return DotInterleaved(v, x, n);  // the same sums, multiversioned
+  }
   T partial[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -316,7 +321,11 @@ void ApplyReflectorLeft(const T* v, T tau, MatrixView<T> c) {
       T* col = c.column(j);
       T w = DotConjugated(v, col, c.rows);
       w *= tau;
-      for (int64_t i = 0; i < c.rows; ++i) col[i] -= v[i] * w;
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        SubtractScaled(col, v, w, c.rows);
+      } else {
+        for (int64_t i = 0; i < c.rows; ++i) col[i] -= v[i] * w;
+      }
     }
   };
   if (c.rows * c.cols >= kParallelReflectorElements) {
@@ -336,14 +345,23 @@ void ApplyReflectorRight(const T* v, T tau, MatrixView<T> c) {
   // lines, and the SVD's bidiagonalization ran at half speed.
   if (tau == T(0)) return;
   std::vector<T> w(c.rows, T(0));
+  constexpr bool kReal = std::is_same_v<T, float> || std::is_same_v<T, double>;
   for (int64_t j = 0; j < c.cols; ++j) {
     const T* col = c.column(j);
-    for (int64_t i = 0; i < c.rows; ++i) w[i] += col[i] * v[j];
+    if constexpr (kReal) {
+      AddScaled(w.data(), col, v[j], c.rows);
+    } else {
+      for (int64_t i = 0; i < c.rows; ++i) w[i] += col[i] * v[j];
+    }
   }
   for (int64_t j = 0; j < c.cols; ++j) {
     T* col = c.column(j);
     T f = tau * Conj(v[j]);
-    for (int64_t i = 0; i < c.rows; ++i) col[i] -= w[i] * f;
+    if constexpr (kReal) {
+      SubtractScaled(col, w.data(), f, c.rows);
+    } else {
+      for (int64_t i = 0; i < c.rows; ++i) col[i] -= w[i] * f;
+    }
   }
 }
 
