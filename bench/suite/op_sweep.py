@@ -43,7 +43,11 @@ def cases(np, jax, jnp, lax):
     img = rng.standard_normal((16, 64, 64, 32)).astype(np.float32)
     ker = (rng.standard_normal((3, 3, 32, 32)) * 0.1).astype(np.float32)
     sq = rng.standard_normal((256, 256)).astype(np.float32)
-    spd = sq @ sq.T + 256 * np.eye(256, dtype=np.float32)
+    # Without BLAS: numpy's matmul wakes OpenBLAS's threads, which then
+    # spin beside the timed calls (Kiln's solve took 0.99 ms so, 0.57
+    # without them).
+    spd = (np.einsum("ik,jk->ij", sq, sq, optimize=False)
+           + 256 * np.eye(256, dtype=np.float32))
     key = jax.random.PRNGKey(0)
     nhwc = ("NHWC", "HWIO", "NHWC")
 
