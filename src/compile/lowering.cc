@@ -546,13 +546,17 @@ void Lowering::UpdateLoopStateInPlace() {
     }
     if (writer == region.steps.size()) continue;
     const exec::Step& update = region.steps[writer];
-    if (!exec::IsDynamicUpdateSliceKernel(*update.kernel) ||
-        update.outputs[0] != result || alias_root_[update.inputs[0]] != param) {
-      continue;
-    }
     bool in_place = true;
-    for (size_t i = 1; i < update.inputs.size(); ++i) {
-      in_place &= alias_root_[update.inputs[i]] != param;
+    if (exec::IsDynamicUpdateSliceKernel(*update.kernel)) {
+      if (update.outputs[0] != result ||
+          alias_root_[update.inputs[0]] != param) {
+        continue;
+      }
+      for (size_t i = 1; i < update.inputs.size(); ++i) {
+        in_place &= alias_root_[update.inputs[i]] != param;
+      }
+    } else {
+      in_place = WritesOverLoopParam(region, writer, result, param);
     }
     for (size_t q = writer + 1; q < region.steps.size() && in_place; ++q) {
       in_place &= !OtherFrameStepBetween(indices[q - 1], indices[q]);
@@ -569,6 +573,44 @@ void Lowering::UpdateLoopStateInPlace() {
     first_def_[result] = -1;
     region.results[p] = param;
   }
+}
+
+bool Lowering::WritesOverLoopParam(const exec::Region& region, size_t writer,
+                                   SlotId result, SlotId param) const {
+  const exec::Step& step = region.steps[writer];
+  if (step.outputs.size() != 1 || step.outputs[0] != result ||
+      slot(result).byte_size() != slot(param).byte_size()) {
+    return false;
+  }
+  // The writer reads the param, if at all, element by element before it
+  // writes each element (ElementwiseKernel::CanWriteOver).
+  const auto* kernel =
+      dynamic_cast<const exec::ElementwiseKernel*>(step.kernel.get());
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    if (alias_root_[step.inputs[i]] != param) continue;
+    if (kernel == nullptr || kernel->num_outputs() != 1 ||
+        !kernel->CanWriteOver(0, static_cast<int>(i))) {
+      return false;
+    }
+  }
+  // Elementwise readers before it may be fused with it into one pass over
+  // tiles, where a reader of the param whole (a view) would read elements
+  // the writer has already overwritten; other readers are done before it
+  // starts.
+  for (size_t q = 0; q < writer; ++q) {
+    const exec::Step& before = region.steps[q];
+    const auto* elementwise =
+        dynamic_cast<const exec::ElementwiseKernel*>(before.kernel.get());
+    if (elementwise == nullptr) continue;
+    for (size_t i = 0; i < before.inputs.size(); ++i) {
+      if (alias_root_[before.inputs[i]] == param &&
+          (static_cast<int>(i) >= elementwise->num_inputs() ||
+           elementwise->reads_whole(static_cast<int>(i)))) {
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 Status Lowering::LowerOp(const ir::Operation& op) {

@@ -258,8 +258,17 @@ class Lowering {
   bool OtherFrameStepBetween(int64_t a, int64_t b) const;
   // In the loop body being lowered (RegionResults::kLoopState), makes each
   // result that a dynamic_update_slice computes from the param at its own
-  // position update that param in place, when no later step reads it.
+  // position update that param in place, when no later step reads it; and
+  // so each result written after the param's last reader where
+  // WritesOverLoopParam allows it.
   void UpdateLoopStateInPlace();
+  // Whether `result`, written by step `writer` of the loop body `region`,
+  // may be written into the memory of `param` (of the same size), given
+  // that no step after the writer reads the param: the writer reads the
+  // param element by element if at all, and no elementwise step before it
+  // reads the param whole.
+  bool WritesOverLoopParam(const exec::Region& region, size_t writer,
+                           SlotId result, SlotId param) const;
   // Whether `root` is an ordinary scratch array (not a token, argument,
   // output or constant) that no step after `index` reads.
   bool ScratchDeadAfter(SlotId root, int64_t index) const;

@@ -787,5 +787,89 @@ func.func @main(%x: tensor<128x128xf32>) -> tensor<128x128xf32> {
   }
 }
 
+// A loop value computed from itself element by element (a fori_loop's
+// c * 0.99 + 0.01) is written into the loop's own array: one array of
+// state, not two that trade places every iteration.
+TEST(FusionTest, AnElementwiseLoopUpdateWritesOverItsState) {
+  std::string text = R"(
+func.func @main(%x: tensor<64x1000xf32>) -> tensor<64x1000xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %c = %x) : tensor<i32>, tensor<64x1000xf32>
+    cond {
+      %n = stablehlo.constant dense<7> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %next = stablehlo.add %i, %one : tensor<i32>
+      %k = stablehlo.constant dense<0.99> : tensor<64x1000xf32>
+      %b = stablehlo.constant dense<0.01> : tensor<64x1000xf32>
+      %m = stablehlo.multiply %c, %k : tensor<64x1000xf32>
+      %a = stablehlo.add %m, %b : tensor<64x1000xf32>
+      stablehlo.return %next, %a : tensor<i32>, tensor<64x1000xf32>
+    }
+  return %r#1 : tensor<64x1000xf32>
+})";
+  constexpr int64_t kCount = 64 * 1000;
+  std::vector<float> x = RandomFloats(kCount, 31);
+  std::vector<HostArray> inputs = {
+      HostArray::Of(ElementType::kF32, {64, 1000}, x)};
+  auto plan = ExpectFusedMatchesUnfused(text, inputs);
+  ASSERT_NE(plan, nullptr);
+  EXPECT_LT(plan->arena_bytes(), 2 * kCount * 4);
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, inputs));
+  std::vector<float> got = out[0].As<float>();
+  for (int64_t e = 0; e < kCount; e += 7) {
+    float want = x[e];
+    for (int it = 0; it < 7; ++it) want = want * 0.99f + 0.01f;
+    EXPECT_EQ(got[e], want) << e;
+  }
+}
+
+// A loop value whose update reads the state whole (a transpose of it,
+// fused into the same pass) keeps an array of its own: written over the
+// state, the pass would read elements it had already overwritten.
+TEST(FusionTest, ALoopUpdateThatReadsItsStateWholeKeepsItsOwnArray) {
+  std::string text = R"(
+func.func @main(%x: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %c = %x) : tensor<i32>, tensor<256x256xf32>
+    cond {
+      %n = stablehlo.constant dense<3> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %next = stablehlo.add %i, %one : tensor<i32>
+      %h = stablehlo.constant dense<0.5> : tensor<256x256xf32>
+      %m = stablehlo.multiply %c, %h : tensor<256x256xf32>
+      %t = stablehlo.transpose %c, dims = [1, 0] : (tensor<256x256xf32>) -> tensor<256x256xf32>
+      %a = stablehlo.add %m, %t : tensor<256x256xf32>
+      stablehlo.return %next, %a : tensor<i32>, tensor<256x256xf32>
+    }
+  return %r#1 : tensor<256x256xf32>
+})";
+  constexpr int kN = 256;
+  std::vector<float> x = RandomFloats(kN * kN, 32);
+  std::vector<HostArray> inputs = {
+      HostArray::Of(ElementType::kF32, {kN, kN}, x)};
+  auto plan = ExpectFusedMatchesUnfused(text, inputs);
+  ASSERT_NE(plan, nullptr);
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, inputs));
+  std::vector<float> want = x, next(kN * kN);
+  for (int it = 0; it < 3; ++it) {
+    for (int i = 0; i < kN; ++i) {
+      for (int j = 0; j < kN; ++j) {
+        next[i * kN + j] = want[i * kN + j] * 0.5f + want[j * kN + i];
+      }
+    }
+    want.swap(next);
+  }
+  std::vector<float> got = out[0].As<float>();
+  for (int64_t e = 0; e < kN * kN; ++e) {
+    ASSERT_EQ(got[e], want[e]) << e;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::testing
