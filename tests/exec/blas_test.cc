@@ -26,8 +26,10 @@ std::vector<T> Random(int64_t n, uint32_t seed) {
 
 template <typename T>
 bool SameBits(const std::vector<T>& a, const std::vector<T>& b) {
+  // memcmp is not to be passed the null data of empty vectors.
   return a.size() == b.size() &&
-         std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+         (a.empty() ||
+          std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 
 template <typename T>
