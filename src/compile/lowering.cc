@@ -556,7 +556,12 @@ void Lowering::UpdateLoopStateInPlace() {
         in_place &= alias_root_[update.inputs[i]] != param;
       }
     } else {
-      in_place = WritesOverLoopParam(region, writer, result, param);
+      // A writer that runs regions (a nested loop) may read the param
+      // inside them, through a capture rather than an input, while it
+      // writes the result.
+      in_place = !OtherFrameStepBetween(writer == 0 ? -1 : indices[writer - 1],
+                                        indices[writer]) &&
+                 WritesOverLoopParam(region, writer, result, param);
     }
     for (size_t q = writer + 1; q < region.steps.size() && in_place; ++q) {
       in_place &= !OtherFrameStepBetween(indices[q - 1], indices[q]);

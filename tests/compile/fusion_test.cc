@@ -871,5 +871,54 @@ func.func @main(%x: tensor<256x256xf32>) -> tensor<256x256xf32> {
   }
 }
 
+// A loop value computed by a nested loop that reads the outer state
+// inside its body (a capture, not an input of the nested loop's step)
+// keeps an array of its own: written over the outer state, the nested
+// loop would overwrite what its body reads.
+TEST(FusionTest, ALoopValueANestedLoopComputesKeepsItsOwnArray) {
+  std::string text = R"(
+func.func @main(%x: tensor<3000xf32>) -> tensor<3000xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %c = %x) : tensor<i32>, tensor<3000xf32>
+    cond {
+      %n = stablehlo.constant dense<2> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %next = stablehlo.add %i, %one : tensor<i32>
+      %z = stablehlo.constant dense<0.0> : tensor<3000xf32>
+      %inner:2 = stablehlo.while(%j = %zero, %d = %z) : tensor<i32>, tensor<3000xf32>
+        cond {
+          %m = stablehlo.constant dense<3> : tensor<i32>
+          %lt2 = stablehlo.compare LT, %j, %m : (tensor<i32>, tensor<i32>) -> tensor<i1>
+          stablehlo.return %lt2 : tensor<i1>
+        } do {
+          %one2 = stablehlo.constant dense<1> : tensor<i32>
+          %j2 = stablehlo.add %j, %one2 : tensor<i32>
+          %d2 = stablehlo.add %d, %c : tensor<3000xf32>
+          stablehlo.return %j2, %d2 : tensor<i32>, tensor<3000xf32>
+        }
+      stablehlo.return %next, %inner#1 : tensor<i32>, tensor<3000xf32>
+    }
+  return %r#1 : tensor<3000xf32>
+})";
+  std::vector<float> x = RandomFloats(3000, 33);
+  std::vector<HostArray> inputs = {HostArray::Of(ElementType::kF32, {3000}, x)};
+  auto plan = ExpectFusedMatchesUnfused(text, inputs);
+  ASSERT_NE(plan, nullptr);
+  ASSERT_OK_AND_ASSIGN(auto out, RunPlan(*plan, inputs));
+  std::vector<float> got = out[0].As<float>();
+  for (int64_t e = 0; e < 3000; ++e) {
+    float c = x[e];
+    for (int outer = 0; outer < 2; ++outer) {
+      float d = 0.0f;
+      for (int inner = 0; inner < 3; ++inner) d = d + c;
+      c = d;
+    }
+    ASSERT_EQ(got[e], c) << e;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::testing
