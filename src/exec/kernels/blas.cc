@@ -72,6 +72,16 @@ template <typename T>
   for (int64_t i = 0; i < n; ++i) a[i] -= v[i] * yc + y[i] * vc;
 }
 
+template <typename T>
+[[gnu::always_inline]] inline void RotatePairLoop(T* x, T* y, T c, T s,
+                                                  int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const T xi = x[i], yi = y[i];
+    x[i] = c * xi + s * yi;
+    y[i] = c * yi - s * xi;
+  }
+}
+
 }  // namespace
 
 KILN_VECTORIZED void SubtractScaled(float* y, const float* x, float f,
@@ -115,20 +125,12 @@ KILN_VECTORIZED void SubtractRank2(double* a, const double* v, double yc,
 
 KILN_VECTORIZED void RotatePair(float* x, float* y, float c, float s,
                                 int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float xi = x[i], yi = y[i];
-    x[i] = c * xi + s * yi;
-    y[i] = c * yi - s * xi;
-  }
+  RotatePairLoop(x, y, c, s, n);
 }
 
 KILN_VECTORIZED void RotatePair(double* x, double* y, double c, double s,
                                 int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const double xi = x[i], yi = y[i];
-    x[i] = c * xi + s * yi;
-    y[i] = c * yi - s * xi;
-  }
+  RotatePairLoop(x, y, c, s, n);
 }
 
 }  // namespace kiln::exec

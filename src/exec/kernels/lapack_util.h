@@ -151,38 +151,30 @@ class Matrix {
 // getrf.
 inline constexpr int64_t kTransposeTile = 32;
 
+// out[c * rows + r] = in[r * cols + c]: the transpose of the row-major
+// rows x cols matrix `in`, a tile at a time.
 template <typename T>
-void LoadMatrix(const T* row_major, Matrix<T>& out) {
-  const int64_t rows = out.rows(), cols = out.cols();
-  T* column_major = out.data();
-  for (int64_t i0 = 0; i0 < rows; i0 += kTransposeTile) {
-    const int64_t i1 = std::min(rows, i0 + kTransposeTile);
-    for (int64_t j0 = 0; j0 < cols; j0 += kTransposeTile) {
-      const int64_t j1 = std::min(cols, j0 + kTransposeTile);
-      for (int64_t j = j0; j < j1; ++j) {
-        for (int64_t i = i0; i < i1; ++i) {
-          column_major[i + j * rows] = row_major[i * cols + j];
-        }
+void TransposeTiled(const T* in, int64_t rows, int64_t cols, T* out) {
+  for (int64_t r0 = 0; r0 < rows; r0 += kTransposeTile) {
+    const int64_t r1 = std::min(rows, r0 + kTransposeTile);
+    for (int64_t c0 = 0; c0 < cols; c0 += kTransposeTile) {
+      const int64_t c1 = std::min(cols, c0 + kTransposeTile);
+      for (int64_t c = c0; c < c1; ++c) {
+        for (int64_t r = r0; r < r1; ++r) out[c * rows + r] = in[r * cols + c];
       }
     }
   }
 }
 
+// A column-major matrix is the row-major storage of its transpose.
+template <typename T>
+void LoadMatrix(const T* row_major, Matrix<T>& out) {
+  TransposeTiled(row_major, out.rows(), out.cols(), out.data());
+}
+
 template <typename T>
 void StoreMatrix(const Matrix<T>& in, T* row_major) {
-  const int64_t rows = in.rows(), cols = in.cols();
-  const T* column_major = in.data();
-  for (int64_t i0 = 0; i0 < rows; i0 += kTransposeTile) {
-    const int64_t i1 = std::min(rows, i0 + kTransposeTile);
-    for (int64_t j0 = 0; j0 < cols; j0 += kTransposeTile) {
-      const int64_t j1 = std::min(cols, j0 + kTransposeTile);
-      for (int64_t i = i0; i < i1; ++i) {
-        for (int64_t j = j0; j < j1; ++j) {
-          row_major[i * cols + j] = column_major[i + j * rows];
-        }
-      }
-    }
-  }
+  TransposeTiled(in.data(), in.cols(), in.rows(), row_major);
 }
 
 // A power of two that brings the largest |a(i, j)| into [smlnum, 1 /
