@@ -39,9 +39,8 @@ BufferPlan PlanBuffers(const std::vector<BufferRequest>& requests,
   using Releases = std::multimap<int64_t, Held>;
   Releases releases;  // by release time
   // Each placed request's pending release, for a request that takes its
-  // block over.
+  // block over; end() once it is released or taken over (or not placed).
   std::vector<Releases::iterator> release_of(requests.size(), releases.end());
-  std::vector<bool> taken_over(requests.size(), false);
   // Released blocks and their release times.
   std::vector<std::pair<Held, int64_t>> spans;
   int64_t arena_end = 0;
@@ -75,12 +74,11 @@ BufferPlan PlanBuffers(const std::vector<BufferRequest>& requests,
     int64_t size = AlignUp(request.bytes, alignment);
     const int64_t from = request.takes_over;
     if (from >= 0 && from < static_cast<int64_t>(requests.size()) &&
-        !taken_over[from] && release_of[from] != releases.end() &&
+        release_of[from] != releases.end() &&
         requests[from].first < request.first &&
         AlignUp(requests[from].bytes, alignment) == size) {
       // The block is still held (released at or after this step): it is
       // this request's now, until both are done.
-      taken_over[from] = true;
       Held held = release_of[from]->second;
       int64_t until = std::max(release_of[from]->first,
                                std::max(request.last, request.first));
