@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -73,6 +75,102 @@ func.func @main() -> (tensor<3xf32>, tensor<3xf32>) {
   EXPECT_TRUE(std::isnan(mn[0]) && std::isnan(mn[1]));
   EXPECT_FALSE(std::signbit(mx[2]));
   EXPECT_TRUE(std::signbit(mn[2]));
+}
+
+// clamp(lo, x, hi) = min(max(x, lo), hi) with maximum's and minimum's NaN
+// and signed-zero rules, for every shape of bound the kernel has a loop
+// for: scalar bounds that are neither NaN nor zero (two compares), scalar
+// bounds of zero or NaN, array bounds, and one of each; over a length that
+// crosses the vector loops' ends, with the bounds' broadcasts fused into
+// the clamp's run (read as scalars) or not.
+TEST(SemanticsTest, ClampIsMaximumThenMinimumForEveryShapeOfBound) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  // An independent model of IEEE maximum and minimum.
+  auto maximum = [](float a, float b) {
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return b;
+    if (a == 0 && b == 0) return std::signbit(a) ? b : a;
+    return a > b ? a : b;
+  };
+  auto minimum = [](float a, float b) {
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return b;
+    if (a == 0 && b == 0) return std::signbit(a) ? a : b;
+    return a < b ? a : b;
+  };
+  auto same = [](float a, float b) {
+    return std::isnan(a)
+               ? std::isnan(b)
+               : std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+  };
+  const std::vector<float> special = {nan,  -0.0f, 0.0f,  -1.0f, 1.0f, 2.5f,
+                                      -inf, inf,   -3.0f, 0.5f,  3.0f};
+  constexpr int64_t kCount = 211;
+  std::vector<float> x(kCount), lo_array(kCount), hi_array(kCount);
+  for (int64_t i = 0; i < kCount; ++i) {
+    x[i] = special[i % special.size()] * (i % 3 == 0 ? 1.0f : 0.75f);
+    lo_array[i] = special[(i / 3) % special.size()];
+    hi_array[i] = special[(i / 7) % special.size()];
+  }
+  const std::string t = "tensor<" + std::to_string(kCount) + "xf32>";
+  auto scalar = [](float v) {
+    if (std::isnan(v)) return std::string("0x7FC00000");
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.9g", v);
+    return std::string(text);
+  };
+  const std::vector<std::pair<float, float>> scalar_bounds = {
+      {-1.0f, 2.5f}, {0.0f, 2.5f}, {-1.0f, -0.0f},
+      {3.0f, -1.0f}, {nan, 1.0f},  {-inf, inf}};
+  for (auto [lo, hi] : scalar_bounds) {
+    for (int form = 0; form < 4; ++form) {
+      // form 0: both bounds rank-0 scalars; 1: both broadcast to the
+      // operand's shape; 2: lo an array, hi broadcast; 3: lo broadcast, hi
+      // an array.
+      std::string text = "func.func @main(%x: " + t + ", %la: " + t +
+                         ", %ha: " + t + ") -> " + t + " {\n";
+      text += "  %ls = stablehlo.constant dense<" + scalar(lo) +
+              "> : tensor<f32>\n";
+      text += "  %hs = stablehlo.constant dense<" + scalar(hi) +
+              "> : tensor<f32>\n";
+      text +=
+          "  %lb = stablehlo.broadcast_in_dim %ls, dims = [] : "
+          "(tensor<f32>) -> " +
+          t + "\n";
+      text +=
+          "  %hb = stablehlo.broadcast_in_dim %hs, dims = [] : "
+          "(tensor<f32>) -> " +
+          t + "\n";
+      text += "  %z = stablehlo.negate %x : " + t + "\n";
+      const char* bounds[] = {"%ls, %z, %hs", "%lb, %z, %hb", "%la, %z, %hb",
+                              "%lb, %z, %ha"};
+      std::string operand_types[] = {"(tensor<f32>, " + t + ", tensor<f32>)",
+                                     "(" + t + ", " + t + ", " + t + ")",
+                                     "(" + t + ", " + t + ", " + t + ")",
+                                     "(" + t + ", " + t + ", " + t + ")"};
+      text += "  %c = stablehlo.clamp " + std::string(bounds[form]) + " : " +
+              operand_types[form] + " -> " + t + "\n";
+      text += "  return %c : " + t + "\n}";
+      ASSERT_OK_AND_ASSIGN(
+          auto out,
+          RunText(text,
+                  {HostArray::Of(ElementType::kF32, {kCount}, x),
+                   HostArray::Of(ElementType::kF32, {kCount}, lo_array),
+                   HostArray::Of(ElementType::kF32, {kCount}, hi_array)}));
+      std::vector<float> got = out[0].As<float>();
+      for (int64_t i = 0; i < kCount; ++i) {
+        float z = -x[i];
+        float l = form == 2 ? lo_array[i] : lo;
+        float h = form == 3 ? hi_array[i] : hi;
+        float want = minimum(maximum(z, l), h);
+        EXPECT_TRUE(same(got[i], want))
+            << "form " << form << " bounds " << lo << ", " << hi << " at " << i
+            << ": clamp(" << l << ", " << z << ", " << h << ") = " << got[i]
+            << ", want " << want;
+      }
+    }
+  }
 }
 
 TEST(SemanticsTest, ConvertFloatToIntegerSaturatesAndMapsNaNToZero) {

@@ -476,8 +476,11 @@ struct Remainder {
   }
 };
 
-// IEEE-754 maximum/minimum: NaN propagates, -0 < +0. Complex numbers
-// compare lexicographically (real, then imaginary part).
+// IEEE-754 maximum/minimum: NaN propagates (the first operand's if both
+// are NaN), -0 < +0. Complex numbers compare lexicographically (real, then
+// imaginary part). The real forms are selects without early returns, so
+// that the compiler vectorizes the loops that call them (with returns, GCC
+// kept relu and clamp one element at a time).
 struct Maximum {
   static bool Apply(bool a, bool b, int) { return a || b; }
   template <Int T>
@@ -486,10 +489,10 @@ struct Maximum {
   }
   template <Float T>
   static T Apply(T a, T b, int) {
-    if (std::isnan(a)) return a;
-    if (std::isnan(b)) return b;
-    if (a == b) return std::signbit(a) ? b : a;
-    return a > b ? a : b;
+    T larger = a > b ? a : b;
+    T result = a == b ? (std::signbit(a) ? b : a) : larger;
+    result = b != b ? b : result;
+    return a != a ? a : result;
   }
   template <Complex T>
   static T Apply(T a, T b, int) {
@@ -507,10 +510,10 @@ struct Minimum {
   }
   template <Float T>
   static T Apply(T a, T b, int) {
-    if (std::isnan(a)) return a;
-    if (std::isnan(b)) return b;
-    if (a == b) return std::signbit(a) ? a : b;
-    return a < b ? a : b;
+    T smaller = a < b ? a : b;
+    T result = a == b ? (std::signbit(a) ? a : b) : smaller;
+    result = b != b ? b : result;
+    return a != a ? a : result;
   }
   template <Complex T>
   static T Apply(T a, T b, int) {
