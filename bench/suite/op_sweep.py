@@ -88,6 +88,10 @@ def cases(np, jax, jnp, lax):
         ("where + clip", lambda a: jnp.where(a > 0, jnp.clip(a, -1, 1), a * a),
          (x,)),
         ("tanh + exp", lambda a: jnp.tanh(a) + jnp.exp(-a * a), (v,)),
+        ("erf", lax.erf, (v,)),
+        ("relu", jax.nn.relu, (v,)),
+        ("truncated normal 1 Mi", lambda k: jax.random.truncated_normal(
+            k, -2.0, 2.0, (1 << 20,)), (key,)),
         ("transpose", lambda a: a.T + 1, (x,)),
         ("concatenate", lambda a: jnp.concatenate([a, a * 2], axis=1), (x,)),
         ("pad", lambda a: jnp.pad(a, ((1, 1), (3, 3))), (x,)),

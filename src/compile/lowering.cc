@@ -14,6 +14,7 @@
 #include "exec/kernels/quantize.h"
 #include "exec/kernels/run_time_error.h"
 #include "exec/kernels/shape.h"
+#include "exec/parallel.h"
 
 namespace kiln::compile {
 namespace {
@@ -350,7 +351,9 @@ void Lowering::Emit(const ir::Operation& op,
     if (all_constant && (fold_constants_ || shape_like) &&
         in_bytes <= kMaxFoldedInputBytes &&
         out_bytes <= kMaxFoldedOutputBytes) {
-      // Run the step now over a context holding only its own slots.
+      // Run the step now over a context holding only its own slots, on
+      // this thread alone (compiling runs on the caller's thread).
+      exec::SerialScope serial;
       exec::RunContext ctx(plan_.slots(), exec::RunOptions{});
       std::vector<exec::AlignedBuffer> results;
       bool ok = true;

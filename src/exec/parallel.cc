@@ -11,8 +11,17 @@
 #endif
 
 namespace kiln::exec {
+namespace {
+
+thread_local int serial_depth = 0;
+
+}  // namespace
+
+SerialScope::SerialScope() { ++serial_depth; }
+SerialScope::~SerialScope() { --serial_depth; }
 
 int ParallelThreads() {
+  if (serial_depth > 0) return 1;
 #ifdef KILN_PARALLEL_OPENMP
   if (!omp_in_parallel()) return omp_get_max_threads();
 #endif
@@ -22,6 +31,10 @@ int ParallelThreads() {
 void ParallelFor(int64_t count, int64_t min_chunk,
                  const std::function<void(int64_t, int64_t)>& body) {
   if (count <= 0) return;
+  if (serial_depth > 0) {
+    body(0, count);
+    return;
+  }
 #ifdef KILN_PARALLEL_OPENMP
   if (!omp_in_parallel()) {
     min_chunk = std::max<int64_t>(1, min_chunk);

@@ -27,6 +27,20 @@ void ParallelFor(int64_t count, int64_t min_chunk,
 // How many threads ParallelFor may use from here (1: it runs inline).
 int ParallelThreads();
 
+// While one lives, ParallelFor on its thread runs every chunk on that
+// thread. For work done off the device's queue (constant folding while
+// compiling, a small program run on the caller's thread): libgomp keeps
+// one team of threads per thread that opens a region, and a second team
+// on the same cores makes both spin less before sleeping, so that every
+// region after it pays for waking its threads (exec.md, "Threads").
+class SerialScope {
+ public:
+  SerialScope();
+  ~SerialScope();
+  SerialScope(const SerialScope&) = delete;
+  SerialScope& operator=(const SerialScope&) = delete;
+};
+
 }  // namespace kiln::exec
 
 #endif  // KILN_EXEC_PARALLEL_H_

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -93,6 +94,41 @@ TEST_F(ExecutableTest, CompilesAndDescribesTheProgram) {
   ASSERT_OK_AND_ASSIGN(auto elsewhere, Compile(kAddMul, on_two));
   EXPECT_NE(elsewhere->fingerprint(), executable->fingerprint());
   EXPECT_EQ(elsewhere->addressable_devices()[0], device(2));
+}
+
+// A program of few flops that moves many bytes (a sort, here of 64 Ki
+// elements) goes on the device's queue: run on the caller's thread, its
+// parallel loops gave that thread a team of its own beside the queue's
+// (exec/parallel.h, SerialScope), which made every later run on the queue
+// slower. The same sort of 16 elements still runs inline.
+TEST_F(ExecutableTest, AProgramThatMovesManyBytesDoesNotRunInline) {
+  auto sort = [](int n) {
+    std::string t = "tensor<" + std::to_string(n) + "xf32>";
+    return "func.func @main(%x: " + t + ") -> " + t +
+           " {\n  %s = \"stablehlo.sort\"(%x) ({\n  ^bb0(%a: tensor<f32>, "
+           "%b: tensor<f32>):\n    %lt = stablehlo.compare LT, %a, %b : "
+           "(tensor<f32>, tensor<f32>) -> tensor<i1>\n    stablehlo.return "
+           "%lt : tensor<i1>\n  }) {dimension = 0 : i64} : (" +
+           t + ") -> " + t + "\n  return %s : " + t + "\n}";
+  };
+  ASSERT_OK_AND_ASSIGN(auto large, Compile(sort(1 << 16)));
+  EXPECT_LT(large->cost().flops, 1000);
+  EXPECT_FALSE(large->runs_inline());
+  ASSERT_OK_AND_ASSIGN(auto small, Compile(sort(16)));
+  EXPECT_TRUE(small->runs_inline());
+  // Both sort.
+  for (auto* executable : {large.get(), small.get()}) {
+    const int n = executable == large.get() ? 1 << 16 : 16;
+    std::vector<float> x(n);
+    for (int i = 0; i < n; ++i) x[i] = static_cast<float>((i * 7919) % n);
+    ExecuteRequest request;
+    request.position = 0;
+    request.arguments = {F32(x, {n}, 0)};
+    ASSERT_OK_AND_ASSIGN(ExecuteResult result, executable->Execute(request));
+    ASSERT_OK_AND_ASSIGN(auto out, Read<float>(result.outputs[0]));
+    std::sort(x.begin(), x.end());
+    EXPECT_EQ(out, x);
+  }
 }
 
 TEST_F(ExecutableTest, ExecutesAndOutputsBecomeReady) {
@@ -267,7 +303,8 @@ TEST_F(ExecutableTest, ArgumentErrorsReachTheOutputs) {
             StatusCode::kInternal);
 }
 
-TEST_F(ExecutableTest, ScratchBeyondTheMemoryLimitFailsTheCallAndStartsNothing) {
+TEST_F(ExecutableTest,
+       ScratchBeyondTheMemoryLimitFailsTheCallAndStartsNothing) {
   // The plan's scratch arena for a huge intermediate (the reduction keeps
   // its last dimension, so the broadcast is not fused into it as a row
   // reduction would fuse it: the intermediate exists) is more than the
