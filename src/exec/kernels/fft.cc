@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <optional>
+#include <utility>
 
 #include "exec/executor.h"
 #include "exec/kernels/element.h"
+#include "exec/kernels/vectorize.h"
 #include "exec/parallel.h"
 
 namespace kiln::exec {
@@ -38,39 +41,213 @@ inline c128 Multiply(c128 a, c128 b) {
               a.real() * b.imag() + a.imag() * b.real());
 }
 
-// In-place iterative radix-2 transform of a.size() (a power of two, whose
-// forward twiddles are `twiddles`); `inverse` flips the sign of the
+// The twiddles of every stage of a radix-2 transform of length n, each
+// stage's contiguous: the stage that combines halves of `half` elements
+// uses exp(-+2 pi i k / (2 half)) for k < half, at offset half - 1. They
+// are the values of Twiddles(n) (k * n / (2 half)), so the butterflies
+// compute what they computed reading that table with a stride.
+struct StageTwiddles {
+  std::vector<c128> forward;  // an inverse negates their imaginary parts
+  // The bit-reversal permutation's swaps (i < j), in the order the
+  // transform makes them.
+  std::vector<std::pair<int64_t, int64_t>> swaps;
+
+  explicit StageTwiddles(int64_t n) {
+    if (n < 2) return;
+    for (int64_t i = 1, j = 0; i < n; ++i) {
+      int64_t bit = n >> 1;
+      for (; j & bit; bit >>= 1) j ^= bit;
+      j ^= bit;
+      if (i < j) {
+        swaps.emplace_back(i, j);
+      }
+    }
+    std::vector<c128> full = Twiddles(n);
+    forward.resize(n - 1);
+    for (int64_t half = 1; half < n; half <<= 1) {
+      const int64_t step = n / (2 * half);
+      for (int64_t k = 0; k < half; ++k) {
+        forward[half - 1 + k] = full[k * step];
+      }
+    }
+  }
+};
+
+// Four complex doubles, interleaved: one AVX-512 register, two AVX2 ones,
+// four SSE2 ones. The butterflies are written in these vectors rather than
+// left to the vectorizer: GCC recognizes the complex product in the plain
+// loop and emits multiply-add-subtract instructions for it, which round
+// once where the scalar loop rounds twice, -ffp-contract=off or not, so
+// the AVX2 and AVX-512 versions gave other bits than the baseline one.
+using Vector = double __attribute__((vector_size(64)));
+using Lanes = int64_t __attribute__((vector_size(64)));
+using UnalignedVector = double
+    __attribute__((vector_size(64), aligned(alignof(double)), may_alias));
+constexpr int64_t kComplexPerVector = 4;
+
+// Butterflies k0 .. k1 - 1 of one block, one at a time: Butterflies' last
+// few. Not inlined into Butterflies' versions, whose vectorizer would fuse
+// the products with multiply-adds.
+__attribute__((noinline)) void ScalarButterflies(double* lo, double* hi,
+                                                 const double* w, double sign,
+                                                 int64_t k0, int64_t k1) {
+  for (int64_t k = k0; k < k1; ++k) {
+    const double wr = w[2 * k], wi = sign * w[2 * k + 1];
+    const double br = hi[2 * k], bi = hi[2 * k + 1];
+    const double vr = br * wr - bi * wi;
+    const double vi = br * wi + bi * wr;
+    const double ur = lo[2 * k], ui = lo[2 * k + 1];
+    lo[2 * k] = ur + vr;
+    lo[2 * k + 1] = ui + vi;
+    hi[2 * k] = ur - vr;
+    hi[2 * k + 1] = ui - vi;
+  }
+}
+
+// Four butterflies: l = u + b w, h = u - b w, each vector holding four
+// complex numbers. b w is Multiply's product (br wr - bi wi, br wi + bi
+// wr: the same roundings; sums' operands swapped where IEEE addition
+// commutes), so every version (vectorize.h) gives the bits the scalar
+// loop gives; `sign` -1 conjugates w (exactly).
+#define KILN_FFT_INLINE inline __attribute__((always_inline))
+KILN_FFT_INLINE void FourButterflies(const Vector& u, const Vector& b,
+                                     const Vector& w, double sign, Vector& l,
+                                     Vector& h) {
+  const Lanes swap_pairs = {1, 0, 3, 2, 5, 4, 7, 6};
+  const Lanes reals = {0, 0, 2, 2, 4, 4, 6, 6};
+  const Lanes imaginaries = {1, 1, 3, 3, 5, 5, 7, 7};
+  // Real lanes from the difference, imaginary ones from the sum.
+  const Lanes combine = {0, 9, 2, 11, 4, 13, 6, 15};
+  const Vector wr = __builtin_shuffle(w, reals);
+  const Vector wi = __builtin_shuffle(w, imaginaries) * sign;
+  const Vector p = b * wr;                                 // br wr, bi wr
+  const Vector q = __builtin_shuffle(b, swap_pairs) * wi;  // bi wi, br wi
+  const Vector v = __builtin_shuffle(p - q, p + q, combine);
+  l = u + v;
+  h = u - v;
+}
+
+// As expressions, not functions: a function returning a vector by value
+// has another ABI in each of the kernels' versions.
+#define KILN_FFT_LOAD(p) (*reinterpret_cast<const UnalignedVector*>(p))
+#define KILN_FFT_STORE(p, v) (*reinterpret_cast<UnalignedVector*>(p) = (v))
+
+// Butterflies [first, last) of the stage over halves of `half` >= 4
+// complex numbers (interleaved real and imaginary parts): butterfly b
+// pairs element k = b % half of block b / half with the one `half` after
+// it.
+KILN_VECTORIZED void Butterflies(double* a, int64_t half, const double* w,
+                                 double sign, int64_t first, int64_t last) {
+  for (int64_t b = first; b < last;) {
+    const int64_t block = b / half;
+    const int64_t k0 = b - block * half;
+    const int64_t k1 = std::min(half, k0 + (last - b));
+    double* lo = a + 2 * (block * 2 * half);
+    double* hi = lo + 2 * half;
+    int64_t k = k0;
+    for (; k + kComplexPerVector <= k1; k += kComplexPerVector) {
+      Vector l, h;
+      // Copied out first: a reference would read them as aligned vectors.
+      const Vector u = KILN_FFT_LOAD(lo + 2 * k);
+      const Vector b = KILN_FFT_LOAD(hi + 2 * k);
+      const Vector wv = KILN_FFT_LOAD(w + 2 * k);
+      FourButterflies(u, b, wv, sign, l, h);
+      KILN_FFT_STORE(lo + 2 * k, l);
+      KILN_FFT_STORE(hi + 2 * k, h);
+    }
+    ScalarButterflies(lo, hi, w, sign, k, k1);
+    b += k1 - k0;
+  }
+}
+
+// The first two stages, whose blocks (2 and 4 complex numbers) are shorter
+// than a vector: butterflies [first, last), four at a time from two
+// vectors of whole blocks, regrouped into u's and b's and back.
+KILN_VECTORIZED void ButterfliesOfOne(double* a, const double* w, double sign,
+                                      int64_t first, int64_t last) {
+  // x0 = [u0 b0 u1 b1], x1 = [u2 b2 u3 b3].
+  const Lanes us = {0, 1, 4, 5, 8, 9, 12, 13};
+  const Lanes bs = {2, 3, 6, 7, 10, 11, 14, 15};
+  const Lanes first_half = {0, 1, 8, 9, 2, 3, 10, 11};
+  const Lanes second_half = {4, 5, 12, 13, 6, 7, 14, 15};
+  const Vector wv = {w[0], w[1], w[0], w[1], w[0], w[1], w[0], w[1]};
+  int64_t b = first;
+  for (; b + 4 <= last; b += 4) {
+    double* p = a + 4 * b;
+    const Vector x0 = KILN_FFT_LOAD(p), x1 = KILN_FFT_LOAD(p + 8);
+    Vector l, h;
+    FourButterflies(__builtin_shuffle(x0, x1, us),
+                    __builtin_shuffle(x0, x1, bs), wv, sign, l, h);
+    KILN_FFT_STORE(p, __builtin_shuffle(l, h, first_half));
+    KILN_FFT_STORE(p + 8, __builtin_shuffle(l, h, second_half));
+  }
+  for (; b < last; ++b) {
+    ScalarButterflies(a + 4 * b, a + 4 * b + 2, w, sign, 0, 1);
+  }
+}
+
+KILN_VECTORIZED void ButterfliesOfTwo(double* a, const double* w, double sign,
+                                      int64_t first, int64_t last) {
+  // x0 = [u0 u1 b0 b1], x1 = [u2 u3 b2 b3].
+  const Lanes us = {0, 1, 2, 3, 8, 9, 10, 11};
+  const Lanes bs = {4, 5, 6, 7, 12, 13, 14, 15};
+  const Vector wv = {w[0], w[1], w[2], w[3], w[0], w[1], w[2], w[3]};
+  int64_t b = first;
+  if (b % 2 != 0 && b < last) {  // a block's second butterfly
+    ScalarButterflies(a + 8 * (b / 2), a + 8 * (b / 2) + 4, w, sign, 1, 2);
+    ++b;
+  }
+  for (; b + 4 <= last; b += 4) {
+    double* p = a + 4 * b;
+    const Vector x0 = KILN_FFT_LOAD(p), x1 = KILN_FFT_LOAD(p + 8);
+    Vector l, h;
+    FourButterflies(__builtin_shuffle(x0, x1, us),
+                    __builtin_shuffle(x0, x1, bs), wv, sign, l, h);
+    KILN_FFT_STORE(p, __builtin_shuffle(l, h, us));
+    KILN_FFT_STORE(p + 8, __builtin_shuffle(l, h, bs));
+  }
+  for (; b < last; ++b) {
+    const int64_t block = b / 2, k = b % 2;
+    ScalarButterflies(a + 8 * block, a + 8 * block + 4, w, sign, k, k + 1);
+  }
+}
+
+// Butterflies [first, last) of the stage over halves of `half`.
+void Stage(double* a, int64_t half, const double* w, double sign, int64_t first,
+           int64_t last) {
+  if (half == 1) {
+    ButterfliesOfOne(a, w, sign, first, last);
+  } else if (half == 2) {
+    ButterfliesOfTwo(a, w, sign, first, last);
+  } else {
+    Butterflies(a, half, w, sign, first, last);
+  }
+}
+
+#undef KILN_FFT_LOAD
+#undef KILN_FFT_STORE
+#undef KILN_FFT_INLINE
+
+// In-place iterative radix-2 transform of n elements (a power of two,
+// whose stage twiddles are `twiddles`); `inverse` flips the sign of the
 // exponent (no scaling). With `parallel`, long stages split their
 // butterflies over the cores.
-void Radix2(c128* a, int64_t n, const std::vector<c128>& twiddles, bool inverse,
+void Radix2(c128* a, int64_t n, const StageTwiddles& twiddles, bool inverse,
             bool parallel) {
-  for (int64_t i = 1, j = 0; i < n; ++i) {
-    int64_t bit = n >> 1;
-    for (; j & bit; bit >>= 1) j ^= bit;
-    j ^= bit;
-    if (i < j) std::swap(a[i], a[j]);
-  }
-  for (int64_t length = 2; length <= n; length <<= 1) {
-    const int64_t half = length / 2;
-    const int64_t step = n / length;
-    auto butterflies = [&](int64_t first, int64_t last) {
-      for (int64_t b = first; b < last;) {
-        int64_t start = b / half * length;
-        int64_t k = b % half;
-        for (; k < half && b < last; ++k, ++b) {
-          c128 w = twiddles[k * step];
-          if (inverse) w = std::conj(w);
-          c128 u = a[start + k];
-          c128 v = Multiply(a[start + k + half], w);
-          a[start + k] = u + v;
-          a[start + k + half] = u - v;
-        }
-      }
-    };
+  for (const auto& [i, j] : twiddles.swaps) std::swap(a[i], a[j]);
+  auto* values = reinterpret_cast<double*>(a);
+  const std::vector<c128>& table = twiddles.forward;
+  // The conjugate twiddles of an inverse: -1 * wi is exactly -wi.
+  const double sign = inverse ? -1.0 : 1.0;
+  for (int64_t half = 1; half < n; half <<= 1) {
+    const auto* w = reinterpret_cast<const double*>(table.data() + half - 1);
     if (parallel && n / 2 >= kParallelButterflies) {
-      ParallelFor(n / 2, kParallelButterflies / 4, butterflies);
+      ParallelFor(n / 2, kParallelButterflies / 4,
+                  [&](int64_t first, int64_t last) {
+                    Stage(values, half, w, sign, first, last);
+                  });
     } else {
-      butterflies(0, n / 2);
+      Stage(values, half, w, sign, 0, n / 2);
     }
   }
 }
@@ -82,7 +259,7 @@ void Radix2(c128* a, int64_t n, const std::vector<c128>& twiddles, bool inverse,
 struct LinePlan {
   int64_t n = 0;
   int64_t m = 0;  // the radix-2 length: n, or Bluestein's
-  std::vector<c128> twiddles;
+  std::optional<StageTwiddles> twiddles;
   std::vector<c128> chirp;       // exp(-i pi k^2 / n)
   std::vector<c128> kernel_fft;  // FFT of conj(chirp), wrapped to m
 
@@ -90,12 +267,12 @@ struct LinePlan {
     if (n <= 1) return;
     if (IsPowerOfTwo(n)) {
       m = n;
-      twiddles = Twiddles(n);
+      twiddles.emplace(n);
       return;
     }
     m = 1;
     while (m < 2 * n - 1) m <<= 1;
-    twiddles = Twiddles(m);
+    twiddles.emplace(m);
     chirp.resize(n);
     for (int64_t k = 0; k < n; ++k) {
       // k^2 reduced mod 2n for accuracy.
@@ -108,7 +285,7 @@ struct LinePlan {
     for (int64_t k = 1; k < n; ++k) {
       kernel_fft[k] = kernel_fft[m - k] = std::conj(chirp[k]);
     }
-    Radix2(kernel_fft.data(), m, twiddles, false, false);
+    Radix2(kernel_fft.data(), m, *twiddles, false, false);
   }
 
   // Transforms `a` (n elements) in place; `scratch` holds m elements.
@@ -116,7 +293,7 @@ struct LinePlan {
                  std::vector<c128>& scratch) const {
     if (n <= 1) return;
     if (chirp.empty()) {
-      Radix2(a, n, twiddles, inverse, parallel);
+      Radix2(a, n, *twiddles, inverse, parallel);
       return;
     }
     // The inverse uses the conjugate chirp, whose kernel's transform is
@@ -125,13 +302,13 @@ struct LinePlan {
     for (int64_t k = 0; k < n; ++k) {
       scratch[k] = Multiply(a[k], inverse ? std::conj(chirp[k]) : chirp[k]);
     }
-    Radix2(scratch.data(), m, twiddles, false, parallel);
+    Radix2(scratch.data(), m, *twiddles, false, parallel);
     for (int64_t k = 0; k < m; ++k) {
       scratch[k] =
           Multiply(scratch[k], inverse ? std::conj(kernel_fft[(m - k) % m])
                                        : kernel_fft[k]);
     }
-    Radix2(scratch.data(), m, twiddles, true, parallel);
+    Radix2(scratch.data(), m, *twiddles, true, parallel);
     for (int64_t k = 0; k < n; ++k) {
       a[k] = Multiply(scratch[k], inverse ? std::conj(chirp[k]) : chirp[k]) /
              static_cast<double>(m);
