@@ -328,11 +328,16 @@ SlotId ReverseSlot(Lowering& lowering, const ir::Operation& op, SlotId slot,
 // reverse it (window_reversal), or the other way round, a reversed copy
 // of the kernel is made. False where it does not map: batch groups,
 // input dilation with window strides, or what oneDNN does not implement.
+// With `bias` (an f32 [O] vector), the primitive adds it to every output
+// feature, and its result is `result_value` (the add's); false where
+// oneDNN will not add it.
 bool EmitOneDnnConvolution(
     Lowering& lowering, const ir::Operation& op, SlotId input, SlotId kernel,
     const std::vector<int64_t>& in_perm, const std::vector<int64_t>& ker_perm,
     const std::vector<int64_t>& out_perm, const exec::ConvolutionParams& p,
-    const std::vector<int64_t>& padding, const ArrayShape& result) {
+    const std::vector<int64_t>& padding, const ArrayShape& result,
+    std::optional<SlotId> bias = std::nullopt,
+    const ir::Value* result_value = nullptr) {
   if (p.batch_group_count != 1) return false;
   bool dilated_input = false;
   for (int64_t d : p.lhs_dilation) dilated_input |= d != 1;
@@ -344,7 +349,13 @@ bool EmitOneDnnConvolution(
   std::optional<OneDnnTypes> types =
       ChooseOneDnnTypes(in.type, ker.type, result.type);
   if (!types) return false;
+  if (bias &&
+      (dilated_input || in.type != ElementType::kF32 ||
+       ker.type != ElementType::kF32 || result.type != ElementType::kF32)) {
+    return false;
+  }
   exec::OneDnnConvolutionParams q;
+  q.bias = bias.has_value();
   q.input_type = types->lhs;
   q.kernel_type = types->rhs;
   q.result_type = types->result;
@@ -392,7 +403,10 @@ bool EmitOneDnnConvolution(
     kernel = ConvertSlot(lowering, op, kernel, types->rhs);
   }
   kernel = ReverseSlot(lowering, op, kernel, reverse);
-  EmitOneDnnStep(lowering, op, op.result(0), std::move(made), {input, kernel},
+  std::vector<SlotId> inputs = {input, kernel};
+  if (bias) inputs.push_back(*bias);
+  EmitOneDnnStep(lowering, op, result_value ? result_value : op.result(0),
+                 std::move(made), std::move(inputs),
                  ArrayShape{types->result, result.dims}, result.type);
   return true;
 }
@@ -777,10 +791,36 @@ Status LowerConvolution(Lowering& lowering, const ir::Operation& op) {
   double multiply_adds = static_cast<double>(kernel_in);
   for (int64_t d : result_dims) multiply_adds *= d;
   for (int64_t d : dn.kernel_spatial_dimensions) multiply_adds *= ker.dims[d];
-  if (lowering.UseOneDnnFor(multiply_adds) &&
-      EmitOneDnnConvolution(lowering, op, input, kernel_slot, in_perm, ker_perm,
-                            out_perm, p, padding, result)) {
-    return OkStatus();
+  if (lowering.UseOneDnnFor(multiply_adds)) {
+    // A bias per output feature, added by the add that alone reads the
+    // result (`conv + b` as JAX writes it), when the feature dimension is
+    // the result's last (NHWC): the primitive adds it as it writes.
+    if (lowering.fuse_elementwise() && out_perm[1] == in.rank() - 1) {
+      if (std::optional<BiasAdd> bias = BiasAddOf(lowering, op, 1)) {
+        if (EmitOneDnnConvolution(lowering, op, input, kernel_slot, in_perm,
+                                  ker_perm, out_perm, p, padding, result,
+                                  bias->source, bias->add->result(0))) {
+          // As for the dense layer: the convolution's own value has no
+          // reader but the add, computed with it.
+          ASSIGN_OR_RETURN(SlotId out, lowering.Slot(bias->add->result(0)));
+          lowering.Bind(op.result(0), out);
+          lowering.LowerAhead(*bias->add);
+          for (const ir::Operation* broadcast : bias->broadcasts) {
+            if (StatusOr<SlotId> made = lowering.Slot(broadcast->result(0));
+                made.ok()) {
+              lowering.NoteBypassedView(*made);
+            } else {
+              lowering.NoteBypassedOp(*broadcast);
+            }
+          }
+          return OkStatus();
+        }
+      }
+    }
+    if (EmitOneDnnConvolution(lowering, op, input, kernel_slot, in_perm,
+                              ker_perm, out_perm, p, padding, result)) {
+      return OkStatus();
+    }
   }
   p.type = exec::ComputeType(result.type);
   SlotId a = TransposeSlot(lowering, op,

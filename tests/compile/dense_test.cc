@@ -468,6 +468,102 @@ TEST(DenseTest, ADenseLayersBiasIsAddedByItsMatmul) {
   }
 }
 
+// A convolution's bias as JAX writes it (`conv(x, k) + b`, NHWC, b
+// broadcast along the features) is added by the oneDNN primitive: no step
+// is left for the add or the large broadcast. Where the convolution's
+// value is read by anyone else, the features are not the last dimension,
+// or fusion is off, the add stays a step. Every variant against sums
+// computed here.
+TEST(DenseTest, AConvolutionsBiasIsAddedByItsPrimitive) {
+  // [2, 16, 16, 16] * [3, 3, 16, 16]: 9 * 2^17 multiply-adds, past
+  // oneDNN's minimum (2^20).
+  constexpr int N = 2, H = 16, W = 16, C = 16, O = 16;
+  auto program = [&](bool nhwc, bool return_conv) {
+    const std::string x = "tensor<2x16x16x16xf32>", k = "tensor<3x3x16x16xf32>",
+                      y = nhwc ? "tensor<2x16x16x16xf32>"
+                               : "tensor<2x16x16x16xf32>";
+    const std::string layout = nhwc ? "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"
+                                    : "[b, 0, 1, f]x[0, 1, i, o]->[b, f, 0, 1]";
+    const std::string feature_dim = nhwc ? "3" : "1";
+    return "func.func @main(%x: " + x + ", %k: " + k +
+           ", %b: tensor<16xf32>) -> (" + y + (return_conv ? ", " + y : "") +
+           ") {\n  %c = stablehlo.convolution(%x, %k) dim_numbers = " + layout +
+           ", window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : "
+           "i64, feature_group_count = 1 : i64} : (" +
+           x + ", " + k + ") -> " + y +
+           "\n  %bb = stablehlo.broadcast_in_dim %b, dims = [" + feature_dim +
+           "] : (tensor<16xf32>) -> " + y +
+           "\n  %s = stablehlo.add %c, %bb : " + y + "\n  return %s" +
+           (return_conv ? ", %c" : "") + " : " + y +
+           (return_conv ? ", " + y : "") + "\n}\n";
+  };
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> xs(N * H * W * C), ks(3 * 3 * C * O), bs(O);
+  for (auto* values : {&xs, &ks, &bs}) {
+    for (float& v : *values) v = uniform(rng);
+  }
+  compile::CompileOptions unfused;
+  unfused.fuse_elementwise = false;
+  struct Case {
+    std::string name;
+    std::string text;
+    bool nhwc;
+    bool fused_add;
+    compile::CompileOptions options;
+  };
+  const std::vector<Case> cases = {
+      {"NHWC", program(true, false), true, true, {}},
+      {"features second", program(false, false), false, false, {}},
+      {"convolution read twice", program(true, true), true, false, {}},
+      {"fusion off", program(true, false), true, false, unfused},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_OK_AND_ASSIGN(auto plan, CompileText(c.text, c.options));
+    int adds = 0, large_broadcasts = 0;
+    for (const exec::Step& step : plan->main().steps) {
+      adds += step.where.find("stablehlo.add") != std::string::npos;
+      large_broadcasts +=
+          step.where.find("stablehlo.broadcast_in_dim") != std::string::npos &&
+          plan->slots()[step.outputs[0]].shape.num_elements() == N * H * W * O;
+    }
+    EXPECT_EQ(adds, c.fused_add ? 0 : 1);
+    if (c.fused_add) {
+      EXPECT_EQ(large_broadcasts, 0);
+    }
+    ASSERT_OK_AND_ASSIGN(
+        auto out,
+        RunPlan(*plan, {HostArray::Of(ElementType::kF32, {N, H, W, C}, xs),
+                        HostArray::Of(ElementType::kF32, {3, 3, C, O}, ks),
+                        HostArray::Of(ElementType::kF32, {O}, bs)}));
+    std::vector<float> got = out[0].As<float>();
+    for (int n = 0; n < N; ++n) {
+      for (int y = 0; y < H; ++y) {
+        for (int x = 0; x < W; x += 3) {
+          for (int o = 0; o < O; ++o) {
+            double want = bs[o];
+            for (int dy = 0; dy < 3; ++dy) {
+              for (int dx = 0; dx < 3; ++dx) {
+                const int iy = y + dy - 1, ix = x + dx - 1;
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                for (int i = 0; i < C; ++i) {
+                  want += double{xs[((n * H + iy) * W + ix) * C + i]} *
+                          ks[((dy * 3 + dx) * C + i) * O + o];
+                }
+              }
+            }
+            const int64_t at = c.nhwc ? ((n * H + y) * W + x) * O + o
+                                      : ((n * O + o) * H + y) * W + x;
+            ASSERT_NEAR(got[at], want, 1e-4)
+                << n << " " << y << " " << x << " " << o;
+          }
+        }
+      }
+    }
+  }
+}
+
 // Attention's scores: heads split from [batch, sequence, heads, dim] and
 // moved before the sequence by a transpose, then contracted over dim. The
 // dot reads the untransposed arrays through strides, and the transposes

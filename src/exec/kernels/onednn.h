@@ -87,6 +87,9 @@ struct OneDnnConvolutionParams {
   std::vector<int64_t> lhs_dilation;
   int64_t feature_group_count = 1;
   OneDnnLayouts layouts = OneDnnLayouts::kBlockedWeights;
+  // Input 2 is an f32 [O] bias the primitive adds to each output feature
+  // (f32 results, no input dilation).
+  bool bias = false;
 };
 
 // Input 0 the input, input 1 the kernel, output 0 the result. No kernel

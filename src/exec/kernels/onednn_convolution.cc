@@ -52,6 +52,9 @@ OneDnnKernel MakeOneDnnConvolutionKernel(const OneDnnConvolutionParams& p) {
       p.kernel_type == ElementType::kI8 && p.result_type == ElementType::kI32 &&
       has_vnni && products <= (int64_t{1} << 16);
   if (!floats && !int8) return none;
+  if (p.bias && (dilated_input || p.result_type != ElementType::kF32)) {
+    return none;
+  }
 
   // Grouped weights are [G, O / G, I, spatial...]: output feature o is in
   // group o / (O / G), as StableHLO's feature_group_count splits them.
@@ -89,6 +92,9 @@ OneDnnKernel MakeOneDnnConvolutionKernel(const OneDnnConvolutionParams& p) {
     auto src = layout(*input, p.input_dims, p.input_type, false);
     auto weights = layout(*kernel, kernel_dims, p.kernel_type, true);
     auto dst = layout(*output, p.output_dims, p.result_type, false);
+    const dnnl::memory::desc bias({p.output_dims[1]},
+                                  dnnl::memory::data_type::f32,
+                                  dnnl::memory::format_tag::a);
     auto make = [&](const auto& pd, dnnl::primitive primitive) {
       std::vector<onednn::PrimitiveArg> args(3);
       args[0] = {DNNL_ARG_SRC,  false,        0, *input,
@@ -97,6 +103,9 @@ OneDnnKernel MakeOneDnnConvolutionKernel(const OneDnnConvolutionParams& p) {
                  pd.weights_desc(), std::nullopt, 0};
       args[2] = {DNNL_ARG_DST,  true,         0, *output,
                  pd.dst_desc(), std::nullopt, 0};
+      if (p.bias) {
+        args.push_back({DNNL_ARG_BIAS, false, 2, bias, bias, std::nullopt, 0});
+      }
       return onednn::MakePrimitiveKernel(pd, std::move(primitive),
                                          std::move(args));
     };
@@ -111,9 +120,15 @@ OneDnnKernel MakeOneDnnConvolutionKernel(const OneDnnConvolutionParams& p) {
       if (!pd || !onednn::IsOptimized(pd)) return none;
       return make(pd, dnnl::deconvolution_forward(pd));
     }
-    dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        src, weights, dst, strides, dilates, padding_low, padding_high);
+    auto desc =
+        p.bias ? dnnl::convolution_forward::desc(
+                     dnnl::prop_kind::forward_inference,
+                     dnnl::algorithm::convolution_direct, src, weights, bias,
+                     dst, strides, dilates, padding_low, padding_high)
+               : dnnl::convolution_forward::desc(
+                     dnnl::prop_kind::forward_inference,
+                     dnnl::algorithm::convolution_direct, src, weights, dst,
+                     strides, dilates, padding_low, padding_high);
     dnnl::convolution_forward::primitive_desc pd(desc, onednn::UserScratchpad(),
                                                  onednn::Engine(),
                                                  /*allow_empty=*/true);
