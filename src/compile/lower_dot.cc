@@ -544,6 +544,26 @@ std::optional<BiasAdd> BiasAddOf(Lowering& lowering, const ir::Operation& dot,
   }
 }
 
+// After `op` (a dot or convolution) was emitted computing `bias`'s add: its
+// own value has no reader but the add, whose result it is bound to; the
+// add is lowered ahead, and the broadcasts' copies are dropped if no one
+// else reads them.
+Status BindBiasAdd(Lowering& lowering, const ir::Operation& op,
+                   const BiasAdd& bias) {
+  ASSIGN_OR_RETURN(SlotId out, lowering.Slot(bias.add->result(0)));
+  lowering.Bind(op.result(0), out);
+  lowering.LowerAhead(*bias.add);
+  for (const ir::Operation* broadcast : bias.broadcasts) {
+    if (StatusOr<SlotId> made = lowering.Slot(broadcast->result(0));
+        made.ok()) {
+      lowering.NoteBypassedView(*made);
+    } else {
+      lowering.NoteBypassedOp(*broadcast);
+    }
+  }
+  return OkStatus();
+}
+
 // Operand `i` of a dot_general read through the transpose that made it:
 // when the operand is `transpose(x, permutation)`, the dot reads x, its
 // dimension numbers for that operand mapped through the permutation, and
@@ -635,22 +655,7 @@ Status LowerDotGeneral(Lowering& lowering, const ir::Operation& op) {
       bool emitted = false;
       RETURN_IF_ERROR(EmitDotGeneral(lowering, op, *bias->add, lhs, rhs,
                                      numbers, bias->source, &emitted));
-      if (emitted) {
-        // The dot's own value has no reader but the add, which is computed
-        // with it.
-        ASSIGN_OR_RETURN(SlotId out, lowering.Slot(bias->add->result(0)));
-        lowering.Bind(op.result(0), out);
-        lowering.LowerAhead(*bias->add);
-        for (const ir::Operation* broadcast : bias->broadcasts) {
-          if (StatusOr<SlotId> made = lowering.Slot(broadcast->result(0));
-              made.ok()) {
-            lowering.NoteBypassedView(*made);
-          } else {
-            lowering.NoteBypassedOp(*broadcast);
-          }
-        }
-        return OkStatus();
-      }
+      if (emitted) return BindBiasAdd(lowering, op, *bias);
     }
   }
   return EmitDotGeneral(lowering, op, op, lhs, rhs, numbers);
@@ -800,20 +805,7 @@ Status LowerConvolution(Lowering& lowering, const ir::Operation& op) {
         if (EmitOneDnnConvolution(lowering, op, input, kernel_slot, in_perm,
                                   ker_perm, out_perm, p, padding, result,
                                   bias->source, bias->add->result(0))) {
-          // As for the dense layer: the convolution's own value has no
-          // reader but the add, computed with it.
-          ASSIGN_OR_RETURN(SlotId out, lowering.Slot(bias->add->result(0)));
-          lowering.Bind(op.result(0), out);
-          lowering.LowerAhead(*bias->add);
-          for (const ir::Operation* broadcast : bias->broadcasts) {
-            if (StatusOr<SlotId> made = lowering.Slot(broadcast->result(0));
-                made.ok()) {
-              lowering.NoteBypassedView(*made);
-            } else {
-              lowering.NoteBypassedOp(*broadcast);
-            }
-          }
-          return OkStatus();
+          return BindBiasAdd(lowering, op, *bias);
         }
       }
     }

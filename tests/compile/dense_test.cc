@@ -358,6 +358,20 @@ TEST(DenseTest, TwoDimensionalF32MatmulsRunAsSgemm) {
       CheckDot({{64, 256}, {96, 64}, {}, {}, {0}, {1}}, kF32, kF32, kF32));
 }
 
+// The steps of `plan` that compute an add, and those that broadcast into
+// an array of `elements`.
+std::pair<int, int> AddsAndBroadcasts(const exec::Plan& plan,
+                                      int64_t elements) {
+  int adds = 0, broadcasts = 0;
+  for (const exec::Step& step : plan.main().steps) {
+    adds += step.where.find("stablehlo.add") != std::string::npos;
+    broadcasts +=
+        step.where.find("stablehlo.broadcast_in_dim") != std::string::npos &&
+        plan.slots()[step.outputs[0]].shape.num_elements() == elements;
+  }
+  return {adds, broadcasts};
+}
+
 // A dense layer's bias as JAX writes it (`x @ w + b`: dot_general, two
 // broadcasts of b, add) is added by the sgemm that computes the product:
 // no step is left for the add or the large broadcast. Where the product
@@ -437,13 +451,7 @@ TEST(DenseTest, ADenseLayersBiasIsAddedByItsMatmul) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     ASSERT_OK_AND_ASSIGN(auto plan, CompileText(c.text, c.options));
-    int adds = 0, large_broadcasts = 0;
-    for (const exec::Step& step : plan->main().steps) {
-      adds += step.where.find("stablehlo.add") != std::string::npos;
-      large_broadcasts +=
-          step.where.find("stablehlo.broadcast_in_dim") != std::string::npos &&
-          plan->slots()[step.outputs[0]].shape.num_elements() == 2 * 128 * 64;
-    }
+    auto [adds, large_broadcasts] = AddsAndBroadcasts(*plan, 2 * 128 * 64);
     EXPECT_EQ(adds, c.fused_add ? 0 : 1);
     if (c.fused_add) {
       EXPECT_EQ(large_broadcasts, 0);
@@ -521,13 +529,7 @@ TEST(DenseTest, AConvolutionsBiasIsAddedByItsPrimitive) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     ASSERT_OK_AND_ASSIGN(auto plan, CompileText(c.text, c.options));
-    int adds = 0, large_broadcasts = 0;
-    for (const exec::Step& step : plan->main().steps) {
-      adds += step.where.find("stablehlo.add") != std::string::npos;
-      large_broadcasts +=
-          step.where.find("stablehlo.broadcast_in_dim") != std::string::npos &&
-          plan->slots()[step.outputs[0]].shape.num_elements() == N * H * W * O;
-    }
+    auto [adds, large_broadcasts] = AddsAndBroadcasts(*plan, N * H * W * O);
     EXPECT_EQ(adds, c.fused_add ? 0 : 1);
     if (c.fused_add) {
       EXPECT_EQ(large_broadcasts, 0);

@@ -163,6 +163,21 @@ KILN_VECTORIZED void Butterflies(double* a, int64_t half, const double* w,
 // The first two stages, whose blocks (2 and 4 complex numbers) are shorter
 // than a vector: butterflies [first, last), four at a time from two
 // vectors of whole blocks, regrouped into u's and b's and back.
+// Four butterflies over 16 doubles at p whose u's and b's the shuffles
+// `us` and `bs` gather from the two vectors there; `back0` and `back1`
+// put the results l and h back in place.
+KILN_FFT_INLINE void RegroupedButterflies(double* p, const Vector& w,
+                                          double sign, const Lanes& us,
+                                          const Lanes& bs, const Lanes& back0,
+                                          const Lanes& back1) {
+  const Vector x0 = KILN_FFT_LOAD(p), x1 = KILN_FFT_LOAD(p + 8);
+  Vector l, h;
+  FourButterflies(__builtin_shuffle(x0, x1, us), __builtin_shuffle(x0, x1, bs),
+                  w, sign, l, h);
+  KILN_FFT_STORE(p, __builtin_shuffle(l, h, back0));
+  KILN_FFT_STORE(p + 8, __builtin_shuffle(l, h, back1));
+}
+
 KILN_VECTORIZED void ButterfliesOfOne(double* a, const double* w, double sign,
                                       int64_t first, int64_t last) {
   // x0 = [u0 b0 u1 b1], x1 = [u2 b2 u3 b3].
@@ -173,13 +188,7 @@ KILN_VECTORIZED void ButterfliesOfOne(double* a, const double* w, double sign,
   const Vector wv = {w[0], w[1], w[0], w[1], w[0], w[1], w[0], w[1]};
   int64_t b = first;
   for (; b + 4 <= last; b += 4) {
-    double* p = a + 4 * b;
-    const Vector x0 = KILN_FFT_LOAD(p), x1 = KILN_FFT_LOAD(p + 8);
-    Vector l, h;
-    FourButterflies(__builtin_shuffle(x0, x1, us),
-                    __builtin_shuffle(x0, x1, bs), wv, sign, l, h);
-    KILN_FFT_STORE(p, __builtin_shuffle(l, h, first_half));
-    KILN_FFT_STORE(p + 8, __builtin_shuffle(l, h, second_half));
+    RegroupedButterflies(a + 4 * b, wv, sign, us, bs, first_half, second_half);
   }
   for (; b < last; ++b) {
     ScalarButterflies(a + 4 * b, a + 4 * b + 2, w, sign, 0, 1);
@@ -198,13 +207,7 @@ KILN_VECTORIZED void ButterfliesOfTwo(double* a, const double* w, double sign,
     ++b;
   }
   for (; b + 4 <= last; b += 4) {
-    double* p = a + 4 * b;
-    const Vector x0 = KILN_FFT_LOAD(p), x1 = KILN_FFT_LOAD(p + 8);
-    Vector l, h;
-    FourButterflies(__builtin_shuffle(x0, x1, us),
-                    __builtin_shuffle(x0, x1, bs), wv, sign, l, h);
-    KILN_FFT_STORE(p, __builtin_shuffle(l, h, us));
-    KILN_FFT_STORE(p + 8, __builtin_shuffle(l, h, bs));
+    RegroupedButterflies(a + 4 * b, wv, sign, us, bs, us, bs);
   }
   for (; b < last; ++b) {
     const int64_t block = b / 2, k = b % 2;
