@@ -17,6 +17,11 @@ alone and 4.8 ms beside Kiln).
 
     KILN_SHARED_DIR=../shared .venv/bin/python bench/suite/op_sweep.py \\
         [--only NAME,...] [--seconds S] [--json FILE]
+
+`--probe NAME` runs Kiln alone in one process and times case NAME after
+each other case: a program that leaves the process slower shows as a
+jump that stays (an argsort run on the caller's thread once made every
+later `solve 256` three times slower; docs/exec.md).
 """
 
 import argparse
@@ -169,6 +174,39 @@ def time_backend(args) -> dict:
     return timings
 
 
+def probe(args) -> int:
+    """Kiln alone, in this process: the case `args.probe` timed first, then
+    again after each other case (sweep order). A program that leaves the
+    process in a worse state (a second OpenMP team, say) shows as a jump
+    that stays."""
+    run.set_up_environment(args.build_dir)
+    os.environ["JAX_PLATFORMS"] = "kiln"
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax import lax
+
+    device = jax.devices("kiln")[0]
+    every = cases(np, jax, jnp, lax)
+    probed = [c for c in every if args.probe in c[0]]
+    if not probed:
+        raise SystemExit(f"op_sweep: no case named like {args.probe!r}")
+    name, function, arguments = probed[0]
+    probe_fn = jax.jit(function)
+    first = time_it(probe_fn, arguments, device, jax, args.seconds)
+    print(f"{name} first: {first * 1e3:.3f} ms", flush=True)
+    worst = first
+    for other, other_fn, other_args in every:
+        if other == name:
+            continue
+        time_it(jax.jit(other_fn), other_args, device, jax, args.seconds)
+        after = time_it(probe_fn, arguments, device, jax, args.seconds)
+        worst = max(worst, after)
+        print(f"  after {other:26s} {after * 1e3:8.3f} ms", flush=True)
+    print(f"slowest / first: {worst / first:.2f}")
+    return 0
+
+
 def time_in_child(backend: str, args) -> dict:
     command = [sys.executable, os.path.abspath(__file__), "--backend", backend,
                "--seconds", str(args.seconds), "--build-dir", args.build_dir]
@@ -188,12 +226,17 @@ def main(argv=None) -> int:
                         help="time budget of one figure (default 0.3)")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--build-dir", default=os.path.join(run.REPO, "build"))
+    parser.add_argument("--probe", metavar="NAME",
+                        help="Kiln only: time case NAME after each other "
+                        "case, in one process")
     parser.add_argument("--backend", choices=["kiln", "cpu"],
                         help=argparse.SUPPRESS)  # a child's one backend
     args = parser.parse_args(argv)
     if args.backend:
         print(json.dumps(time_backend(args)))
         return 0
+    if args.probe:
+        return probe(args)
     kiln = time_in_child("kiln", args)
     cpu = time_in_child("cpu", args)
     results = []
