@@ -191,17 +191,14 @@ class ClampKernel : public ElementwiseKernel {
             count,
             {min_count == count ? static_cast<int>(sizeof(T)) : 0, sizeof(T),
              max_count == count ? static_cast<int>(sizeof(T)) : 0},
-            {sizeof(T)}),
-        min_step_(min_count == count ? 1 : 0),
-        max_step_(max_count == count ? 1 : 0) {}
+            {sizeof(T)}) {}
   // A fused kernel reads a broadcast bound as one element.
   std::unique_ptr<ElementwiseKernel> WithScalarInput(int input) const override {
-    if (input == 1 || (input == 0 ? min_step_ : max_step_) == 0) {
-      return nullptr;
-    }
-    return std::make_unique<ClampKernel>(count(),
-                                         input == 0 ? 1 : min_step_ * count(),
-                                         input == 2 ? 1 : max_step_ * count());
+    if (input == 1 || reads_whole(input)) return nullptr;
+    const bool min_scalar = input == 0 || reads_whole(0);
+    const bool max_scalar = input == 2 || reads_whole(2);
+    return std::make_unique<ClampKernel>(count(), min_scalar ? 1 : count(),
+                                         max_scalar ? 1 : count());
   }
   void RunRange(const std::byte* const* inputs, std::byte* const* outputs,
                 int64_t, int64_t n) const override {
@@ -209,7 +206,8 @@ class ClampKernel : public ElementwiseKernel {
     const auto* x = reinterpret_cast<const T*>(inputs[1]);
     const auto* hi = reinterpret_cast<const T*>(inputs[2]);
     auto* out = reinterpret_cast<T*>(outputs[0]);
-    if (min_step_ == 0 && max_step_ == 0) {
+    const bool min_array = !reads_whole(0), max_array = !reads_whole(2);
+    if (!min_array && !max_array) {
       // Bounds that are neither NaN nor zero need no NaN or signed-zero
       // rules of their own: two compares per element.
       bool plain =
@@ -219,9 +217,9 @@ class ClampKernel : public ElementwiseKernel {
       } else {
         Loop<false, false>(lo, x, hi, out, n);
       }
-    } else if (min_step_ == 0) {
+    } else if (!min_array) {
       Loop<false, true>(lo, x, hi, out, n);
-    } else if (max_step_ == 0) {
+    } else if (!max_array) {
       Loop<true, false>(lo, x, hi, out, n);
     } else {
       Loop<true, true>(lo, x, hi, out, n);
@@ -229,10 +227,6 @@ class ClampKernel : public ElementwiseKernel {
   }
 
  private:
-  // clamp = min(max(operand, min), max), with max/min's NaN rules. Each
-  // bound is an array or one element, with a loop for each case: an index
-  // multiplied by a step known only at run time kept the compiler from
-  // vectorizing (the clamps of JAX's erf expansion ran 8x slower so).
   // clamp with scalar bounds that are not NaN or zero: a NaN operand
   // fails both compares and is returned itself, as max and min return it.
   KILN_VECTORIZED static void PlainLoop(T lo, const T* x, T hi, T* out,
@@ -243,6 +237,10 @@ class ClampKernel : public ElementwiseKernel {
     }
   }
 
+  // clamp = min(max(operand, min), max), with max/min's NaN rules. Each
+  // bound is an array or one element, with a loop for each case: an index
+  // multiplied by a step known only at run time kept the compiler from
+  // vectorizing (the clamps of JAX's erf expansion ran 8x slower so).
   template <bool kMinArray, bool kMaxArray>
   KILN_VECTORIZED static void Loop(const T* lo, const T* x, const T* hi, T* out,
                                    int64_t n) {
@@ -253,8 +251,6 @@ class ClampKernel : public ElementwiseKernel {
       out[i] = ops::Minimum::Apply(low, kMaxArray ? hi[i] : hi_scalar, 0);
     }
   }
-
-  int64_t min_step_, max_step_;
 };
 
 }  // namespace
