@@ -10,6 +10,7 @@ namespace kiln::exec {
 namespace {
 
 constexpr int64_t kTileAlignment = 64;
+constexpr int64_t kCacheLine = 64;
 
 int64_t AlignUp(int64_t bytes) {
   return (bytes + kTileAlignment - 1) / kTileAlignment * kTileAlignment;
@@ -78,7 +79,41 @@ class FusedKernel : public ElementwiseKernel {
     std::byte* node_outputs[kMaxFusedNodeOperands];
     for (int64_t offset = 0; offset < n; offset += kFusionTileElements) {
       int64_t tile = std::min(kFusionTileElements, n - offset);
-      for (const FusedNode& node : nodes_) {
+      int64_t next = offset + tile;
+      int64_t next_tile = std::min(kFusionTileElements, n - next);
+      int64_t parts = static_cast<int64_t>(nodes_.size());
+      for (int64_t part = 0; part < parts; ++part) {
+        const FusedNode& node = nodes_[part];
+        // Part `part` of the next tile of every array the kernel streams
+        // is asked for before each node runs. Nodes alternate between
+        // memory and registers: the first reads its inputs from memory, an
+        // erfc after it computes for a microsecond without a load, and the
+        // CPU's own prefetcher, which follows the loads, stops with them;
+        // so each tile began with its inputs on their way from DRAM. Asked
+        // for while this tile computes, the next arrives in time; in
+        // parts, so that the requests do not fill the CPU's queue of
+        // misses at once. Outputs are asked for as writes. On gelu over
+        // 16 Mi f32 (2 cores) the run went from 9.8 to 7.6 ms. (The loops
+        // stay in this function: GCC deletes a call to a helper made only
+        // of prefetches, which it judges to have no effect.)
+        if (next < n) {
+          int64_t from = next_tile * part / parts;
+          int64_t to = next_tile * (part + 1) / parts;
+          for (int i = 0; i < num_inputs(); ++i) {
+            int64_t bytes = input_bytes(i);  // 0: read whole, not a stream
+            const std::byte* base = inputs[i] + next * bytes;
+            for (int64_t b = from * bytes; b < to * bytes; b += kCacheLine) {
+              __builtin_prefetch(base + b, /*rw=*/0, /*locality=*/3);
+            }
+          }
+          for (int j = 0; j < num_outputs(); ++j) {
+            int64_t bytes = output_bytes(j);
+            std::byte* base = outputs[j] + next * bytes;
+            for (int64_t b = from * bytes; b < to * bytes; b += kCacheLine) {
+              __builtin_prefetch(base + b, /*rw=*/1, /*locality=*/3);
+            }
+          }
+        }
         if (node.once_per_range && offset > 0) continue;
         const ElementwiseKernel& kernel = *node.kernel;
         for (size_t i = 0; i < node.inputs.size(); ++i) {

@@ -6,6 +6,7 @@
 #include "exec/executor.h"
 #include "exec/kernels/elementwise_kernel.h"
 #include "exec/kernels/elementwise_ops.h"
+#include "exec/kernels/two_branch.h"
 #include "exec/kernels/vectorize.h"
 
 namespace kiln::exec {
@@ -21,8 +22,16 @@ class UnaryKernel : public ElementwiseKernel {
         cost_(cost) {}
   void RunRange(const std::byte* const* inputs, std::byte* const* outputs,
                 int64_t, int64_t n) const override {
-    Loop(reinterpret_cast<const T*>(inputs[0]),
-         reinterpret_cast<Out*>(outputs[0]), n, bits_);
+    const auto* in = reinterpret_cast<const T*>(inputs[0]);
+    auto* out = reinterpret_cast<Out*>(outputs[0]);
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float> &&
+                  HasTwoBranches<Op>) {
+      if (TwoBranchSplitAvailable()) {
+        RunTwoBranchSplit<typename Op::Branches>(in, out, n);
+        return;
+      }
+    }
+    Loop(in, out, n, bits_);
   }
   int cost_per_element() const override { return cost_; }
 
@@ -277,7 +286,8 @@ std::unique_ptr<Kernel> MakeBinaryKernel(BinaryOp op, ElementType type,
       KILN_CASE(Atan2)
       KILN_CASE(And)
       KILN_CASE(Or)
-      KILN_CASE(Xor) KILN_CASE(ShiftLeft) KILN_CASE(ShiftRightArithmetic)
+      KILN_CASE(Xor)
+      KILN_CASE(ShiftLeft) KILN_CASE(ShiftRightArithmetic)
           KILN_CASE(ShiftRightLogical) KILN_CASE(NextAfter) KILN_CASE(Mulhi)
 #undef KILN_CASE
   }

@@ -192,8 +192,13 @@ struct Sinh {
   }
 };
 // erf and erfc keep their double reference for f64 (fast_math.h).
+// Their f32 forms name their branches for kernels/two_branch.h.
 struct Erf {
   static float Apply(float x, int) { return fast::Erf(x); }
+  struct Branches {
+    KILN_FAST_MATH static float Small(float x) { return fast::ErfSmall(x); }
+    KILN_FAST_MATH static float Large(float x) { return fast::ErfLarge(x); }
+  };
   template <Float T>
   static T Apply(T x, int) {
     return ViaDouble(x, [](double v) { return std::erf(v); });
@@ -201,6 +206,10 @@ struct Erf {
 };
 struct Erfc {
   static float Apply(float x, int) { return fast::Erfc(x); }
+  struct Branches {
+    KILN_FAST_MATH static float Small(float x) { return fast::ErfcSmall(x); }
+    KILN_FAST_MATH static float Large(float x) { return fast::ErfcLarge(x); }
+  };
   template <Float T>
   static T Apply(T x, int) {
     return ViaDouble(x, [](double v) { return std::erfc(v); });
@@ -217,6 +226,14 @@ struct ErfcSingle : Erfc {
   KILN_FAST_MATH static float Apply(float x, int) {
     return fast::ErfcSingle(x);
   }
+  struct Branches {
+    KILN_FAST_MATH static float Small(float x) {
+      return fast::ErfcSingleSmall(x);
+    }
+    KILN_FAST_MATH static float Large(float x) {
+      return fast::ErfcSingleLarge(x);
+    }
+  };
 };
 KILN_FLOAT_FN(ErfInv, ::kiln::exec::ErfInv(v))
 KILN_FLOAT_FN(Lgamma, ::kiln::exec::Lgamma(v))

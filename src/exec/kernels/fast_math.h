@@ -51,16 +51,10 @@ KILN_FAST_MATH float Pow2(int32_t n) {
   return std::bit_cast<float>(static_cast<uint32_t>(n + 127) << 23);
 }
 
-// e^x. Overflows to +inf past 88.72, reaches subnormals and then 0 below
-// -87.3; NaN stays NaN.
-KILN_FAST_MATH float Exp(float x) {
-  // Clamping keeps n within [-150, 129]; a NaN passes through (comparisons
-  // with NaN are false).
-  float clamped = x < -104.0f ? -104.0f : x;
-  clamped = clamped > 89.0f ? 89.0f : clamped;
-  float n = (clamped * kLog2E + kRoundMagic) - kRoundMagic;
-  n = x != x ? 0.0f : n;  // keeps the conversion below defined
-  float r = clamped - n * kLn2Hi;
+// e^x = 2^n e^r for n the integer (held in a float, |n| <= 150) nearest
+// x / ln 2.
+KILN_FAST_MATH float ExpWithExponent(float x, float n) {
+  float r = x - n * kLn2Hi;
   r = r - n * kLn2Lo;
   float p = ExpReduced(r);
   // 2^n in two factors, each a normal float, so that results in the
@@ -68,6 +62,28 @@ KILN_FAST_MATH float Exp(float x) {
   int32_t ni = static_cast<int32_t>(n);
   int32_t half = ni >> 1;
   return p * Pow2(half) * Pow2(ni - half);
+}
+
+KILN_FAST_MATH float NearestExponent(float x) {
+  return (x * kLog2E + kRoundMagic) - kRoundMagic;
+}
+
+// e^x for x in [-104, 89], not NaN: Exp without the clamps, for callers
+// whose argument is in range by construction (the same bits as Exp there).
+KILN_FAST_MATH float ExpInRange(float x) {
+  return ExpWithExponent(x, NearestExponent(x));
+}
+
+// e^x. Overflows to +inf past 88.72, reaches subnormals and then 0 below
+// -87.3; NaN stays NaN.
+KILN_FAST_MATH float Exp(float x) {
+  // Clamping keeps n within [-150, 129]; a NaN passes through (comparisons
+  // with NaN are false).
+  float clamped = x < -104.0f ? -104.0f : x;
+  clamped = clamped > 89.0f ? 89.0f : clamped;
+  float n = NearestExponent(clamped);
+  n = x != x ? 0.0f : n;  // keeps the conversion in ExpWithExponent defined
+  return ExpWithExponent(clamped, n);
 }
 
 // e^x - 1, accurate near 0.
@@ -220,40 +236,53 @@ KILN_FAST_MATH T ErfcLargeFactor(T ax) {
 
 // erfc for ax in [1, 10.1]; Erfc evaluates it in double, Erf in float.
 template <typename T>
-KILN_FAST_MATH T ErfcLarge(T ax) {
+KILN_FAST_MATH T ErfcTail(T ax) {
   if constexpr (sizeof(T) == sizeof(double)) {
     return ExpDouble(-ax * ax) * ErfcLargeFactor(ax);
   } else {
-    return Exp(-ax * ax) * ErfcLargeFactor(ax);
+    return ExpInRange(-ax * ax) * ErfcLargeFactor(ax);
   }
 }
 
 // erf needs erfc only to its absolute error: 1 - erfc in float is within
 // an ulp of erf, since erfc x <= 0.16 on [1, 4] gives its error to a
-// result four times larger. Past 4, erf rounds to 1 in float. The
-// large-argument branch is evaluated for every input and selected
-// afterwards; a NaN is clamped into its range (`!(ax <= limit)`) so that
-// its exponent conversion is defined (the compile fuzzer's UBSan find);
-// the result for a NaN is the NaN itself.
+// result four times larger. Past 4, erf rounds to 1 in float.
+//
+// Erf, Erfc and ErfcSingle each select between two branches: F(x) is x
+// for a NaN, else FSmall(x) for |x| < 1, else FLarge(x). A vectorized loop
+// evaluates both for every element and selects; a kernel may instead
+// evaluate each only for the elements that take it (kernels/two_branch.h),
+// with the same bits. So FLarge must be defined for every input, NaN
+// included: it clamps its argument into range (`!(ax <= limit)`), which
+// keeps its exponent conversion defined (the compile fuzzer's UBSan find).
+KILN_FAST_MATH float ErfLarge(float x) {
+  float ax = x < 0 ? -x : x;
+  float large = 1.0f - ErfcTail(!(ax <= 4.0f) ? 4.0f : (ax < 1.0f ? 1.0f : ax));
+  large = ax > 4.0f ? 1.0f : large;
+  return x < 0 ? -large : large;
+}
+
 KILN_FAST_MATH float Erf(float x) {
   float ax = x < 0 ? -x : x;
-  float large =
-      1.0f - ErfcLarge(!(ax <= 4.0f) ? 4.0f : (ax < 1.0f ? 1.0f : ax));
-  large = ax > 4.0f ? 1.0f : large;
-  large = x < 0 ? -large : large;
-  float result = ax < 1.0f ? ErfSmall(x) : large;
+  float result = ax < 1.0f ? ErfSmall(x) : ErfLarge(x);
   return x != x ? x : result;
+}
+
+KILN_FAST_MATH float ErfcSmall(float x) {
+  return static_cast<float>(1.0 - ErfSmall(static_cast<double>(x)));
+}
+
+KILN_FAST_MATH float ErfcLarge(float x) {
+  float ax = x < 0 ? -x : x;
+  // Past 10.1 erfc underflows to 0 (and 2 for large negative x).
+  double big = ErfcTail(!(ax <= 10.1f) ? 10.1 : (ax < 1.0f ? 1.0 : double{ax}));
+  big = ax > 10.1f ? 0.0 : big;
+  return static_cast<float>(x < 0 ? 2.0 - big : big);
 }
 
 KILN_FAST_MATH float Erfc(float x) {
   float ax = x < 0 ? -x : x;
-  // Past 10.1 erfc underflows to 0 (and 2 for large negative x).
-  double big =
-      ErfcLarge(!(ax <= 10.1f) ? 10.1 : (ax < 1.0f ? 1.0 : double{ax}));
-  big = ax > 10.1f ? 0.0 : big;
-  float large = static_cast<float>(x < 0 ? 2.0 - big : big);
-  float small = static_cast<float>(1.0 - ErfSmall(static_cast<double>(x)));
-  float result = ax < 1.0f ? small : large;
+  float result = ax < 1.0f ? ErfcSmall(x) : ErfcLarge(x);
   return x != x ? x : result;
 }
 
@@ -267,10 +296,13 @@ KILN_FAST_MATH float Erfc(float x) {
 // and that rounding's error (Dekker's product), so that e^(-x^2) keeps its
 // precision up to where erfc underflows; the expansion rounds x^2 first
 // and loses about x^2/2 ulps there.
-KILN_FAST_MATH float ErfcSingle(float x) {
+KILN_FAST_MATH float ErfcSingleSmall(float x) { return 1.0f - ErfSmall(x); }
+
+KILN_FAST_MATH float ErfcSingleLarge(float x) {
   float ax = x < 0 ? -x : x;
   // Past 10.05 erfc underflows to 0 (and 2 for large negative x). A NaN is
-  // clamped into the range, so that Exp's conversion stays defined.
+  // clamped into the range, so that the exponent's conversion stays
+  // defined.
   float c = !(ax <= 10.05f) ? 10.05f : (ax < 1.0f ? 1.0f : ax);
   float split = c * 4097.0f;  // 2^12 + 1: c's upper 12 bits in c_hi
   float c_hi = split - (split - c);
@@ -278,11 +310,14 @@ KILN_FAST_MATH float ErfcSingle(float x) {
   float square = c * c;
   float square_error =
       ((c_hi * c_hi - square) + 2.0f * c_hi * c_lo) + c_lo * c_lo;
-  float big = Exp(-square) * (1.0f - square_error) * ErfcLargeFactor(c);
+  float big = ExpInRange(-square) * (1.0f - square_error) * ErfcLargeFactor(c);
   big = ax > 10.05f ? 0.0f : big;
-  float large = x < 0 ? 2.0f - big : big;
-  float small = 1.0f - ErfSmall(x);
-  float result = ax < 1.0f ? small : large;
+  return x < 0 ? 2.0f - big : big;
+}
+
+KILN_FAST_MATH float ErfcSingle(float x) {
+  float ax = x < 0 ? -x : x;
+  float result = ax < 1.0f ? ErfcSingleSmall(x) : ErfcSingleLarge(x);
   return x != x ? x : result;
 }
 
