@@ -6,7 +6,7 @@
 
 #include "base/thread_pool.h"
 
-#ifdef KILN_PARALLEL_OPENMP
+#ifdef KILN_OPENMP
 #include <omp.h>
 #endif
 
@@ -14,11 +14,33 @@ namespace kiln::exec {
 namespace {
 
 thread_local int serial_depth = 0;
+#ifdef KILN_OPENMP
+// The thread's OpenMP thread count when its outermost scope began.
+thread_local int threads_outside = 0;
+#endif
 
 }  // namespace
 
-SerialScope::SerialScope() { ++serial_depth; }
-SerialScope::~SerialScope() { --serial_depth; }
+// The outermost scope on a thread also sets that thread's OpenMP thread
+// count to 1 until it ends: a oneDNN primitive run inside (a constant dot
+// folded while compiling) opens its regions with that count, and a region
+// of one thread starts no team.
+SerialScope::SerialScope() {
+#ifdef KILN_OPENMP
+  if (serial_depth == 0) {
+    threads_outside = omp_get_max_threads();
+    omp_set_num_threads(1);
+  }
+#endif
+  ++serial_depth;
+}
+
+SerialScope::~SerialScope() {
+  --serial_depth;
+#ifdef KILN_OPENMP
+  if (serial_depth == 0) omp_set_num_threads(threads_outside);
+#endif
+}
 
 int ParallelThreads() {
   if (serial_depth > 0) return 1;

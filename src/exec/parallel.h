@@ -32,7 +32,10 @@ int ParallelThreads();
 // compiling, a small program run on the caller's thread): libgomp keeps
 // one team of threads per thread that opens a region, and a second team
 // on the same cores makes both spin less before sleeping, so that every
-// region after it pays for waking its threads (exec.md, "Threads").
+// region after it pays for waking its threads (exec.md, "Threads"). It
+// also sets the thread's OpenMP thread count to 1 while it lives, so that
+// oneDNN's primitives run there (a constant dot folded while compiling)
+// open no team either.
 class SerialScope {
  public:
   SerialScope();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "runtime/client.h"
@@ -129,6 +130,89 @@ TEST_F(ExecutableTest, AProgramThatMovesManyBytesDoesNotRunInline) {
     std::sort(x.begin(), x.end());
     EXPECT_EQ(out, x);
   }
+}
+
+// The number of threads in this process.
+int CountThreads() {
+  int count = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)entry;
+    ++count;
+  }
+  return count;
+}
+
+// A dense f32 constant as MLIR text, its bytes in hex.
+std::string HexConstant(const std::vector<float>& values) {
+  std::string text = "dense<\"0x";
+  const char* digits = "0123456789ABCDEF";
+  for (float v : values) {
+    unsigned char bytes[4];
+    std::memcpy(bytes, &v, 4);
+    for (unsigned char byte : bytes) {
+      text += digits[byte >> 4];
+      text += digits[byte & 15];
+    }
+  }
+  return text + "\">";
+}
+
+// Compiling folds a dot of two constants (1 MiB in, 64 KiB out) by running
+// its oneDNN primitive on the compiling thread. Inside exec::SerialScope that
+// thread's OpenMP thread count is 1, so the primitive starts no team of
+// threads there: a second team on the same cores made every later run
+// slower (exec/parallel.h). The compile runs on a thread of its own, which
+// has no team yet, and counts the process's threads before it ends.
+TEST_F(ExecutableTest, FoldingAConstantDotStartsNoThreadsWhereItCompiles) {
+  if (std::thread::hardware_concurrency() < 2) {
+    GTEST_SKIP() << "one core: OpenMP would start no team here anyway";
+  }
+  constexpr int kM = 128, kK = 1000, kN = 128;
+  // Multiples of 1/64 below 1: every sum of products is exact in f32, so
+  // the reference below is the dot whatever the order of its additions.
+  std::vector<float> a(kM * kK), b(kK * kN);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = ((i * 37) % 101 - 50.0f) / 64;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = ((i * 53) % 89 - 44.0f) / 64;
+  const std::string text =
+      "func.func @main(%y: tensor<128x128xf32>) -> tensor<128x128xf32> {\n"
+      "  %a = stablehlo.constant " +
+      HexConstant(a) +
+      " : tensor<128x1000xf32>\n"
+      "  %b = stablehlo.constant " +
+      HexConstant(b) +
+      " : tensor<1000x128xf32>\n"
+      "  %d = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
+      "(tensor<128x1000xf32>, tensor<1000x128xf32>) -> tensor<128x128xf32>\n"
+      "  %r = stablehlo.add %d, %y : tensor<128x128xf32>\n"
+      "  return %r : tensor<128x128xf32>\n}";
+  StatusOr<std::shared_ptr<Executable>> compiled =
+      Status(StatusCode::kUnknown, "not compiled");
+  int started = -1;
+  std::thread([&] {
+    int before = CountThreads();
+    compiled = Compile(text);
+    started = CountThreads() - before;
+  }).join();
+  ASSERT_OK(compiled.status());
+  EXPECT_EQ(started, 0);
+  // The dot was folded: its result is a constant of the plan beside a and b.
+  EXPECT_EQ((*compiled)->memory_stats().constant_bytes,
+            int64_t{4} * (kM * kK + kK * kN + kM * kN));
+  ExecuteRequest request;
+  request.position = 0;
+  request.arguments = {F32(std::vector<float>(kM * kN, 1.0f), {kM, kN})};
+  ASSERT_OK_AND_ASSIGN(ExecuteResult result, (*compiled)->Execute(request));
+  ASSERT_OK_AND_ASSIGN(auto out, Read<float>(result.outputs[0]));
+  int wrong = 0;
+  for (int i = 0; i < kM; ++i) {
+    for (int j = 0; j < kN; ++j) {
+      float sum = 1.0f;
+      for (int k = 0; k < kK; ++k) sum += a[i * kK + k] * b[k * kN + j];
+      wrong += out[i * kN + j] != sum;
+    }
+  }
+  EXPECT_EQ(wrong, 0);
 }
 
 TEST_F(ExecutableTest, ExecutesAndOutputsBecomeReady) {
