@@ -1,5 +1,7 @@
 #include "exec/kernels/elementwise.h"
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <type_traits>
 
@@ -31,11 +33,52 @@ class UnaryKernel : public ElementwiseKernel {
         return;
       }
     }
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float> &&
+                  requires { Op::kInRangeLimit; }) {
+      RunInRange(in, out, n);
+      return;
+    }
     Loop(in, out, n, bits_);
   }
   int cost_per_element() const override { return cost_; }
 
  private:
+  // An op whose f32 form is vectorizable within a range of arguments only
+  // (`Op::InRange` for |x| <= Op::kInRangeLimit; sin and cos): chunks of
+  // the range are computed into a buffer by a vectorized loop over every
+  // element, the few arguments outside it (none in most chunks) are
+  // computed again by Op::Apply one at a time, and the chunk is copied
+  // out. The buffer lets `out` be `in`.
+  static void RunInRange(const float* in, float* out, int64_t n) {
+    constexpr int64_t kChunk = 1024;
+    float chunk[kChunk];
+    for (int64_t begin = 0; begin < n; begin += kChunk) {
+      const int64_t count = std::min(kChunk, n - begin);
+      if (InRangeLoop(in + begin, chunk, count)) {
+        for (int64_t i = 0; i < count; ++i) {
+          float x = in[begin + i];
+          if (!((x < 0 ? -x : x) <= Op::kInRangeLimit)) {
+            chunk[i] = Op::Apply(x, 0);
+          }
+        }
+      }
+      std::memcpy(out + begin, chunk, count * sizeof(float));
+    }
+  }
+  // Op::InRange over every element (arguments outside the range replaced
+  // by 0, so that it stays defined); whether any was outside.
+  KILN_VECTORIZED static bool InRangeLoop(const float* in, float* out,
+                                          int64_t n) {
+    int outside = 0;  // an int: GCC 12 leaves a loop with a bool `|=` scalar
+    for (int64_t i = 0; i < n; ++i) {
+      float x = in[i];
+      bool in_range = (x < 0 ? -x : x) <= Op::kInRangeLimit;
+      outside |= in_range ? 0 : 1;
+      out[i] = Op::InRange(in_range ? x : 0.0f);
+    }
+    return outside != 0;
+  }
+
   KILN_VECTORIZED static void Loop(const T* in, Out* out, int64_t n, int bits) {
     for (int64_t i = 0; i < n; ++i) out[i] = Op::Apply(in[i], bits);
   }
@@ -287,8 +330,9 @@ std::unique_ptr<Kernel> MakeBinaryKernel(BinaryOp op, ElementType type,
       KILN_CASE(And)
       KILN_CASE(Or)
       KILN_CASE(Xor)
-      KILN_CASE(ShiftLeft) KILN_CASE(ShiftRightArithmetic)
-          KILN_CASE(ShiftRightLogical) KILN_CASE(NextAfter) KILN_CASE(Mulhi)
+      KILN_CASE(ShiftLeft)
+      KILN_CASE(ShiftRightArithmetic) KILN_CASE(ShiftRightLogical)
+          KILN_CASE(NextAfter) KILN_CASE(Mulhi)
 #undef KILN_CASE
   }
   return nullptr;

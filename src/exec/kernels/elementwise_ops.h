@@ -162,8 +162,35 @@ KILN_FAST_FLOAT_COMPLEX_FN(Log, fast::Log, std::log(v), std::log(v))
 KILN_FAST_FLOAT_COMPLEX_FN(Log1p, fast::Log1p, std::log1p(v), ComplexLog1p(v))
 KILN_FAST_FLOAT_COMPLEX_FN(Logistic, fast::Logistic, 1.0 / (1.0 + std::exp(-v)),
                            ComplexLogistic(v))
-KILN_FLOAT_COMPLEX_FN(Sin, std::sin(v), std::sin(v))
-KILN_FLOAT_COMPLEX_FN(Cos, std::cos(v), std::cos(v))
+// sin and cos: f32 within fast::kSinCosLimit from fast::SinCosInRange,
+// which kernels vectorize (`InRange`, unary kernels in elementwise.cc),
+// and beyond it (inf and NaN too) from the reference, a call.
+template <bool kCosine>
+struct SinOrCos {
+  static constexpr float kInRangeLimit = fast::kSinCosLimit;
+  // For |x| <= kInRangeLimit; defined (and ignored) for the rest.
+  KILN_FAST_MATH static float InRange(float x) {
+    return static_cast<float>(fast::SinCosInRange(x, kCosine));
+  }
+  static float Apply(float x, int) {
+    float ax = x < 0 ? -x : x;
+    if (ax <= kInRangeLimit) return InRange(x);
+    double v = x;
+    return static_cast<float>(kCosine ? std::cos(v) : std::sin(v));
+  }
+  template <Float T>
+  static T Apply(T x, int) {
+    return ViaDouble(
+        x, [](double v) { return kCosine ? std::cos(v) : std::sin(v); });
+  }
+  template <Complex T>
+  static T Apply(T x, int) {
+    return ViaComplex128(
+        x, [](c128 v) { return kCosine ? std::cos(v) : std::sin(v); });
+  }
+};
+struct Sin : SinOrCos<false> {};
+struct Cos : SinOrCos<true> {};
 KILN_FLOAT_COMPLEX_FN(Tan, std::tan(v), ComplexTan(v))
 KILN_FAST_FLOAT_COMPLEX_FN(Tanh, fast::Tanh, std::tanh(v), std::tanh(v))
 KILN_FLOAT_COMPLEX_FN(Acos, std::acos(v), std::acos(v))

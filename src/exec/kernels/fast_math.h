@@ -221,6 +221,50 @@ KILN_FAST_MATH double ExpDouble(double x) {
   return p * std::bit_cast<double>(static_cast<uint64_t>(ni + 1023) << 52);
 }
 
+// sin and cos of an f32 x with |x| <= kSinCosLimit, in double and rounded
+// once. x = k pi/2 + r with k the integer nearest x 2/pi and |r| <= pi/4:
+// pi/2 is split into its leading 33 bits and the rest, so that k pi/2's
+// leading part is exact for every k below 2^20 and r keeps about 80 bits
+// of pi/2 (r near 0 for x near a multiple of pi/2 keeps its relative
+// accuracy). sin r and cos r are Taylor series to r^13 and r^12
+// (truncation below 2^-36), and k mod 4 picks one of them and its sign.
+// k's low bits are read from the rounding sum's mantissa, so no version
+// needs a vector conversion from double to integer. Beyond the limit (and
+// for inf and NaN) kernels call the reference instead (elementwise_ops.h).
+inline constexpr float kSinCosLimit = 1048576.0f;  // 2^20
+
+KILN_FAST_MATH double SinCosInRange(float x, bool cosine) {
+  constexpr double kTwoOverPi = 0.6366197723675814;
+  constexpr double kPiOverTwoHi = 1.5707963267341256;  // 33 bits
+  constexpr double kPiOverTwoLo = 6.077100506506192e-11;
+  constexpr double kRoundMagicDouble = 6755399441055744.0;  // 1.5 * 2^52
+  double xd = x;
+  double rounded = xd * kTwoOverPi + kRoundMagicDouble;
+  double k = rounded - kRoundMagicDouble;
+  double r = (xd - k * kPiOverTwoHi) - k * kPiOverTwoLo;
+  // cos x = sin(x + pi/2): one quadrant on.
+  uint64_t quadrant =
+      std::bit_cast<uint64_t>(rounded) + (cosine ? uint64_t{1} : uint64_t{0});
+  double r2 = r * r;
+  double sp = -1.0 / 6227020800.0;  // -1/13!
+  sp = sp * r2 + 1.0 / 39916800.0;
+  sp = sp * r2 - 1.0 / 362880.0;
+  sp = sp * r2 + 1.0 / 5040.0;
+  sp = sp * r2 - 1.0 / 120.0;
+  sp = sp * r2 + 1.0 / 6.0;
+  double sine = r - (r * r2) * sp;
+  double cp = 1.0 / 479001600.0;  // 1/12!
+  cp = cp * r2 - 1.0 / 3628800.0;
+  cp = cp * r2 + 1.0 / 40320.0;
+  cp = cp * r2 - 1.0 / 720.0;
+  cp = cp * r2 + 1.0 / 24.0;
+  double cosine_r = 1.0 - r2 * (0.5 - r2 * cp);
+  double v = (quadrant & 1) ? cosine_r : sine;
+  v = (quadrant & 2) ? -v : v;
+  // sin(-0) is -0, which the series turns into +0 (-0 - -0).
+  return !cosine && x == 0.0f ? double{x} : v;
+}
+
 // erf x / x = P(x^2) on |x| <= 1, and erfc x = e^(-x^2) R(1/x) on
 // [1, 10.1]: polynomials fitted here by least squares in relative error on
 // Chebyshev nodes against erf and erfc evaluated to 30 digits (relative
