@@ -265,6 +265,66 @@ KILN_FAST_MATH double SinCosInRange(float x, bool cosine) {
   return !cosine && x == 0.0f ? double{x} : v;
 }
 
+// ln x in double for a positive normal x: x = m 2^e with m in
+// [sqrt(1/2), sqrt(2)), ln m = 2 atanh(s), s = (m - 1) / (m + 1), as an odd
+// series to s^17 (|s| <= 0.1716: truncation below 2^-44 relative).
+KILN_FAST_MATH double LogDouble(double x) {
+  constexpr double kLn2Double = 0.6931471805599453;
+  uint64_t bits = std::bit_cast<uint64_t>(x);
+  int64_t e = static_cast<int64_t>(bits >> 52) - 1023;
+  double m =
+      std::bit_cast<double>((bits & 0x000fffffffffffffu) | 0x3ff0000000000000u);
+  bool above = m > 1.4142135623730951;
+  m = above ? m * 0.5 : m;
+  e = above ? e + 1 : e;
+  double f = m - 1.0;
+  double s = f / (m + 1.0);
+  double s2 = s * s;
+  double q = 2.0 / 17.0;
+  q = q * s2 + 2.0 / 15.0;
+  q = q * s2 + 2.0 / 13.0;
+  q = q * s2 + 2.0 / 11.0;
+  q = q * s2 + 2.0 / 9.0;
+  q = q * s2 + 2.0 / 7.0;
+  q = q * s2 + 2.0 / 5.0;
+  q = q * s2 + 2.0 / 3.0;
+  // 2s = f - s f, so that m near 1 keeps every bit.
+  double log_m = f - s * f + s * s2 * q;
+  return static_cast<double>(e) * kLn2Double + log_m;
+}
+
+// a^b for f32 a > 0 finite and b finite, as e^(b ln a) in double (ln a to
+// about 2^-44, e^t to 2^-32 relative) rounded once to f32: within an ulp of
+// the reference. b ln a is clamped to [-120, 100], past which the f32
+// result is 0 or inf anyway. ops::Power (elementwise_ops.h) takes negative
+// bases to integer exponents from it too, signed; the rest (zero bases,
+// negative ones to fractions, infinities, NaN) from the reference.
+// Whether f32 b is an integer, and whether an odd one, in float and
+// without a conversion to an integer type (so that a loop of mixed float
+// and double comparisons does not stop GCC 12's vectorizer): below 2^23 in
+// magnitude, adding and subtracting 2^23 rounds |b| (or |b|/2) to an
+// integer, which equals it only if it was one; every float of 2^23 or more
+// is an integer, and of 2^24 or more an even one.
+KILN_FAST_MATH bool IsIntegral(float b) {
+  constexpr float kRound = 8388608.0f;  // 2^23
+  float m = b < 0 ? -b : b;
+  return (m >= kRound) | (((m + kRound) - kRound) == m);
+}
+KILN_FAST_MATH bool IsOddIntegral(float b) {
+  constexpr float kRound = 8388608.0f;  // 2^23
+  float m = b < 0 ? -b : b;
+  float half = m * 0.5f;  // exact, and below 2^23 where m is below 2^24
+  return (m < 2.0f * kRound) & IsIntegral(b) &
+         (((half + kRound) - kRound) != half);
+}
+
+KILN_FAST_MATH float PowPositive(float a, float b) {
+  double t = static_cast<double>(b) * LogDouble(static_cast<double>(a));
+  t = t < -120.0 ? -120.0 : t;
+  t = t > 100.0 ? 100.0 : t;
+  return static_cast<float>(ExpDouble(t));
+}
+
 // erf x / x = P(x^2) on |x| <= 1, and erfc x = e^(-x^2) R(1/x) on
 // [1, 10.1]: polynomials fitted here by least squares in relative error on
 // Chebyshev nodes against erf and erfc evaluated to 30 digits (relative
