@@ -353,7 +353,7 @@ void Lowering::Emit(const ir::Operation& op,
         out_bytes <= kMaxFoldedOutputBytes) {
       // Run the step now over a context holding only its own slots, on
       // this thread alone (compiling runs on the caller's thread).
-      exec::SerialScope serial;
+      exec::SerialScope serial(/*onednn_too=*/true);
       exec::RunContext ctx(plan_.slots(), exec::RunOptions{});
       std::vector<exec::AlignedBuffer> results;
       bool ok = true;

@@ -14,21 +14,15 @@ namespace kiln::exec {
 namespace {
 
 thread_local int serial_depth = 0;
-#ifdef KILN_OPENMP
-// The thread's OpenMP thread count when its outermost scope began.
-thread_local int threads_outside = 0;
-#endif
 
 }  // namespace
 
-// The outermost scope on a thread also sets that thread's OpenMP thread
-// count to 1 until it ends: a oneDNN primitive run inside (a constant dot
-// folded while compiling) opens its regions with that count, and a region
-// of one thread starts no team.
-SerialScope::SerialScope() {
+SerialScope::SerialScope(bool onednn_too) {
 #ifdef KILN_OPENMP
-  if (serial_depth == 0) {
-    threads_outside = omp_get_max_threads();
+  // oneDNN opens its regions with the thread's count: a region of one
+  // thread starts no team.
+  if (onednn_too && omp_get_max_threads() != 1) {
+    threads_before_ = omp_get_max_threads();
     omp_set_num_threads(1);
   }
 #endif
@@ -38,7 +32,7 @@ SerialScope::SerialScope() {
 SerialScope::~SerialScope() {
   --serial_depth;
 #ifdef KILN_OPENMP
-  if (serial_depth == 0) omp_set_num_threads(threads_outside);
+  if (threads_before_ != 0) omp_set_num_threads(threads_before_);
 #endif
 }
 

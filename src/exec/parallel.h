@@ -32,16 +32,21 @@ int ParallelThreads();
 // compiling, a small program run on the caller's thread): libgomp keeps
 // one team of threads per thread that opens a region, and a second team
 // on the same cores makes both spin less before sleeping, so that every
-// region after it pays for waking its threads (exec.md, "Threads"). It
-// also sets the thread's OpenMP thread count to 1 while it lives, so that
-// oneDNN's primitives run there (a constant dot folded while compiling)
-// open no team either.
+// region after it pays for waking its threads (exec.md, "Threads").
+// With `onednn_too`, it also sets the thread's OpenMP thread count to 1
+// while it lives, so that oneDNN's primitives run there (a constant dot
+// folded while compiling) open no team either. Inline runs of small
+// programs leave that out: they are too small for oneDNN's threads, and
+// they are the dispatch path, where every call counts.
 class SerialScope {
  public:
-  SerialScope();
+  explicit SerialScope(bool onednn_too = false);
   ~SerialScope();
   SerialScope(const SerialScope&) = delete;
   SerialScope& operator=(const SerialScope&) = delete;
+
+ private:
+  int threads_before_ = 0;  // the OpenMP thread count to restore, or 0
 };
 
 }  // namespace kiln::exec
