@@ -13,20 +13,12 @@
 #include <limits>
 #include <vector>
 
+#include "support/test_support.h"
+
 namespace kiln::exec {
 namespace {
 
-// Distance in units in the last place: the number of floats between a and
-// b (the bit patterns of floats of one sign are ordered like the floats).
-int64_t UlpDistance(float a, float b) {
-  auto key = [](float v) {
-    int32_t bits = std::bit_cast<int32_t>(v);
-    return bits < 0 ? int64_t{std::numeric_limits<int32_t>::min()} - bits
-                    : int64_t{bits};
-  };
-  int64_t d = key(a) - key(b);
-  return d < 0 ? -d : d;
-}
+using ::kiln::testing::UlpDistance;
 
 struct Sweep {
   int64_t worst_ulps = 0;

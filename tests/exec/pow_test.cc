@@ -17,19 +17,12 @@
 #include "exec/kernels/elementwise.h"
 #include "exec/kernels/elementwise_kernel.h"
 #include "exec/kernels/elementwise_ops.h"
+#include "support/test_support.h"
 
 namespace kiln::exec {
 namespace {
 
-int64_t UlpDistance(float a, float b) {
-  auto key = [](float v) {
-    int32_t bits = std::bit_cast<int32_t>(v);
-    return bits < 0 ? int64_t{std::numeric_limits<int32_t>::min()} - bits
-                    : int64_t{bits};
-  };
-  int64_t d = key(a) - key(b);
-  return d < 0 ? -d : d;
-}
+using ::kiln::testing::UlpDistance;
 
 float Reference(float a, float b) {
   return static_cast<float>(

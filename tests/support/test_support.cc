@@ -1,7 +1,9 @@
 #include "support/test_support.h"
 
 #include <algorithm>
+#include <bit>
 #include <filesystem>
+#include <limits>
 
 #include "base/file.h"
 
@@ -39,6 +41,16 @@ std::vector<std::string> ListFiles(const std::string& dir,
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+int64_t UlpDistance(float a, float b) {
+  auto key = [](float v) {
+    int32_t bits = std::bit_cast<int32_t>(v);
+    return bits < 0 ? int64_t{std::numeric_limits<int32_t>::min()} - bits
+                    : int64_t{bits};
+  };
+  int64_t d = key(a) - key(b);
+  return d < 0 ? -d : d;
 }
 
 }  // namespace kiln::testing

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,11 @@ std::string BuildDir();
 // Every regular file under `dir` whose name ends with `suffix`, sorted.
 std::vector<std::string> ListFiles(const std::string& dir,
                                    const std::string& suffix);
+
+// Distance in units in the last place between two f32 values: the number
+// of floats between them (the bit patterns of floats of one sign are
+// ordered like the floats; +0 and -0 are one apart).
+int64_t UlpDistance(float a, float b);
 
 }  // namespace kiln::testing
 
