@@ -146,7 +146,7 @@ class BinaryKernel : public ElementwiseKernel {
 
  private:
   // An op whose f32 form is vectorizable for some arguments only
-  // (`Op::InRange`, `Op::InRangeValue`: a power of a positive finite base):
+  // (`Op::InRange`, `Op::InRangeValue`: a power of a finite nonzero base):
   // as the unary kernels' RunInRange, with element i of a and b (or the
   // one element of a scalar input).
   static void RunInRange(const float* a, const float* b, float* out,
@@ -167,7 +167,9 @@ class BinaryKernel : public ElementwiseKernel {
       std::memcpy(out + begin, chunk, count * sizeof(float));
     }
   }
-  // Two loops: GCC 12 vectorizes neither half of this one loop.
+  // Op::InRangeValue over every pair (pairs outside the range replaced by
+  // 1^0), and whether any was outside: two loops, since GCC 12 vectorizes
+  // neither half when they are one.
   KILN_VECTORIZED static bool InRangeLoop(const float* a, const float* b,
                                           float* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
