@@ -293,12 +293,6 @@ KILN_FAST_MATH double LogDouble(double x) {
   return static_cast<double>(e) * kLn2Double + log_m;
 }
 
-// a^b for f32 a > 0 finite and b finite, as e^(b ln a) in double (ln a to
-// about 2^-44, e^t to 2^-32 relative) rounded once to f32: within an ulp of
-// the reference. b ln a is clamped to [-120, 100], past which the f32
-// result is 0 or inf anyway. ops::Power (elementwise_ops.h) takes negative
-// bases to integer exponents from it too, signed; the rest (zero bases,
-// negative ones to fractions, infinities, NaN) from the reference.
 // Whether f32 b is an integer, and whether an odd one, in float and
 // without a conversion to an integer type (so that a loop of mixed float
 // and double comparisons does not stop GCC 12's vectorizer): below 2^23 in
@@ -318,6 +312,12 @@ KILN_FAST_MATH bool IsOddIntegral(float b) {
          (((half + kRound) - kRound) != half);
 }
 
+// a^b for f32 a > 0 finite and b finite, as e^(b ln a) in double (ln a to
+// about 2^-44, e^t to 2^-32 relative) rounded once to f32: within an ulp of
+// the reference. b ln a is clamped to [-120, 100], past which the f32
+// result is 0 or inf anyway. ops::Power (elementwise_ops.h) takes negative
+// bases to integer exponents from it too, signed; the rest (zero bases,
+// negative ones to fractions, infinities, NaN) from the reference.
 KILN_FAST_MATH float PowPositive(float a, float b) {
   double t = static_cast<double>(b) * LogDouble(static_cast<double>(a));
   t = t < -120.0 ? -120.0 : t;
