@@ -34,7 +34,7 @@ class UnaryKernel : public ElementwiseKernel {
       }
     }
     if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float> &&
-                  requires { Op::kInRangeLimit; }) {
+                  requires(float x) { Op::InRangeValue(x); }) {
       RunInRange(in, out, n);
       return;
     }
@@ -43,8 +43,8 @@ class UnaryKernel : public ElementwiseKernel {
   int cost_per_element() const override { return cost_; }
 
  private:
-  // An op whose f32 form is vectorizable within a range of arguments only
-  // (`Op::InRange` for |x| <= Op::kInRangeLimit; sin and cos): chunks of
+  // An op whose f32 form is vectorizable for some arguments only
+  // (`Op::InRange`, `Op::InRangeValue`: sin and cos up to 2^20): chunks of
   // the range are computed into a buffer by a vectorized loop over every
   // element, the few arguments outside it (none in most chunks) are
   // computed again by Op::Apply one at a time, and the chunk is copied
@@ -57,24 +57,22 @@ class UnaryKernel : public ElementwiseKernel {
       if (InRangeLoop(in + begin, chunk, count)) {
         for (int64_t i = 0; i < count; ++i) {
           float x = in[begin + i];
-          if (!((x < 0 ? -x : x) <= Op::kInRangeLimit)) {
-            chunk[i] = Op::Apply(x, 0);
-          }
+          if (!Op::InRange(x)) chunk[i] = Op::Apply(x, 0);
         }
       }
       std::memcpy(out + begin, chunk, count * sizeof(float));
     }
   }
-  // Op::InRange over every element (arguments outside the range replaced
-  // by 0, so that it stays defined); whether any was outside.
+  // Op::InRangeValue over every element (arguments outside the range
+  // replaced by 0, so that it stays defined); whether any was outside.
   KILN_VECTORIZED static bool InRangeLoop(const float* in, float* out,
                                           int64_t n) {
     int outside = 0;  // an int: GCC 12 leaves a loop with a bool `|=` scalar
     for (int64_t i = 0; i < n; ++i) {
       float x = in[i];
-      bool in_range = (x < 0 ? -x : x) <= Op::kInRangeLimit;
+      bool in_range = Op::InRange(x);
       outside |= in_range ? 0 : 1;
-      out[i] = Op::InRange(in_range ? x : 0.0f);
+      out[i] = Op::InRangeValue(in_range ? x : 0.0f);
     }
     return outside != 0;
   }

@@ -163,18 +163,20 @@ KILN_FAST_FLOAT_COMPLEX_FN(Log1p, fast::Log1p, std::log1p(v), ComplexLog1p(v))
 KILN_FAST_FLOAT_COMPLEX_FN(Logistic, fast::Logistic, 1.0 / (1.0 + std::exp(-v)),
                            ComplexLogistic(v))
 // sin and cos: f32 within fast::kSinCosLimit from fast::SinCosInRange,
-// which kernels vectorize (`InRange`, unary kernels in elementwise.cc),
-// and beyond it (inf and NaN too) from the reference, a call.
+// which kernels vectorize (`InRange`, `InRangeValue`: unary kernels in
+// elementwise.cc, as Power's for binary ones), and beyond it (inf and NaN
+// too) from the reference, a call.
 template <bool kCosine>
 struct SinOrCos {
-  static constexpr float kInRangeLimit = fast::kSinCosLimit;
-  // For |x| <= kInRangeLimit; defined (and ignored) for the rest.
-  KILN_FAST_MATH static float InRange(float x) {
+  KILN_FAST_MATH static bool InRange(float x) {
+    return (x < 0 ? -x : x) <= fast::kSinCosLimit;
+  }
+  // For arguments InRange; defined (and ignored) for the rest.
+  KILN_FAST_MATH static float InRangeValue(float x) {
     return static_cast<float>(fast::SinCosInRange(x, kCosine));
   }
   static float Apply(float x, int) {
-    float ax = x < 0 ? -x : x;
-    if (ax <= kInRangeLimit) return InRange(x);
+    if (InRange(x)) return InRangeValue(x);
     double v = x;
     return static_cast<float>(kCosine ? std::cos(v) : std::sin(v));
   }
@@ -612,10 +614,10 @@ struct Power {
     return static_cast<T>(
         std::pow(static_cast<double>(a), static_cast<double>(b)));
   }
-  // The f32 arguments fast::PowPositive takes, which kernels vectorize
-  // (binary kernels in elementwise.cc); the rest call the reference.
-  // Finite nonzero bases to finite exponents, integers where the base is
-  // negative ((-a)^b = +-a^b, negative for an odd b).
+  // The f32 arguments kernels vectorize (`InRange`, `InRangeValue`:
+  // binary kernels in elementwise.cc); the rest call the reference. Finite
+  // nonzero bases to finite exponents, integers where the base is negative
+  // ((-a)^b = +-a^b, negative for an odd b).
   KILN_FAST_MATH static bool InRange(float a, float b) {
     constexpr float kInf = __builtin_inff();
     float magnitude = a < 0 ? -a : a;
