@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -21,14 +22,26 @@ std::set<std::thread::id> ThreadsOfALoop(int64_t count) {
   std::vector<std::atomic<int>> seen(count);
   std::mutex mutex;
   std::set<std::thread::id> threads;
+  // Where the loop may use more than one thread, each chunk waits (up to 2
+  // s) until a second thread has taken one: on a loaded machine a woken
+  // thread can arrive after the caller has run every chunk, and a fixed
+  // pause made the test fail now and then beside a build.
+  const bool parallel = ParallelThreads() > 1;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(2);
   ParallelFor(count, 1, [&](int64_t begin, int64_t end) {
     {
       std::lock_guard<std::mutex> lock(mutex);
       threads.insert(std::this_thread::get_id());
     }
     for (int64_t i = begin; i < end; ++i) seen[i].fetch_add(1);
-    // Long enough that a second thread takes a chunk when there is one.
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    while (parallel && std::chrono::steady_clock::now() < deadline) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (threads.size() >= 2) break;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
   });
   for (int64_t i = 0; i < count; ++i) EXPECT_EQ(seen[i].load(), 1) << i;
   return threads;
