@@ -1,4 +1,5 @@
-# Third-party dependencies, all from Debian (see scripts/setup.sh).
+# Third-party dependencies, from Debian and, for OpenBLAS, the Python package
+# index (see scripts/setup.sh).
 
 find_package(Threads REQUIRED)
 
@@ -39,6 +40,24 @@ set_target_properties(kiln_gloo PROPERTIES
 # threaded with OpenMP; the wheel carries it next to the plugin
 # (scripts/build_wheel.sh).
 find_package(dnnl 2.6 CONFIG REQUIRED)
+
+# OpenBLAS with LAPACK (scripts/setup.sh unpacks the scipy-openblas32 wheel
+# into .deps/): the f64 and complex products and the LAPACK routines of the
+# linear-algebra targets (exec/kernels/library_blas.h). A shared library; the
+# wheel carries it next to the plugin. Its symbols carry the prefix
+# `scipy_` (cblas.h declares them so).
+file(GLOB KILN_OPENBLAS_PREFIXES "${KILN_DEPS_DIR}/scipy-openblas32-*")
+list(SORT KILN_OPENBLAS_PREFIXES)
+list(REVERSE KILN_OPENBLAS_PREFIXES)
+list(GET KILN_OPENBLAS_PREFIXES 0 KILN_OPENBLAS_PREFIX)
+if(NOT KILN_OPENBLAS_PREFIX OR NOT EXISTS "${KILN_OPENBLAS_PREFIX}/lib/libscipy_openblas.so")
+  message(FATAL_ERROR "OpenBLAS (scipy-openblas32) not found under ${KILN_DEPS_DIR}; run scripts/setup.sh")
+endif()
+add_library(kiln_openblas SHARED IMPORTED GLOBAL)
+set_target_properties(kiln_openblas PROPERTIES
+  IMPORTED_LOCATION "${KILN_OPENBLAS_PREFIX}/lib/libscipy_openblas.so"
+  IMPORTED_SONAME "libscipy_openblas.so"
+  INTERFACE_INCLUDE_DIRECTORIES "${KILN_OPENBLAS_PREFIX}/include")
 
 # Compiles .proto files into C++ sources under <build>/generated, keeping
 # their path relative to the source root: proto/x.proto is included as

@@ -18,6 +18,9 @@ set(KILN_INSTALL_ARCHIVEDIR ${CMAKE_INSTALL_LIBDIR}/kiln)
 
 if(TARGET pjrt_kiln)
   install(TARGETS pjrt_kiln LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  # OpenBLAS is not a system library: it goes beside the plugin, which
+  # finds it through its RUNPATH $ORIGIN.
+  install(FILES $<TARGET_FILE:kiln_openblas> DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
 if(TARGET kiln_client)
   install(TARGETS kiln_client kiln_base kiln_xla_proto

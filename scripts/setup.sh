@@ -70,3 +70,30 @@ SRC
   cp -r "$SRC_DIR/src" "$PB_PREFIX/include"
   find "$PB_PREFIX/include" -type f ! -name '*.h' ! -name '*.inc' -delete
 fi
+
+# OpenBLAS with LAPACK: the scipy-openblas32 wheel from the Python package
+# index, the build NumPy and SciPy ship (and so the LAPACK jaxlib calls).
+# One self-contained library, built for manylinux (glibc 2.27) with every
+# CPU's kernels chosen at run time, its symbols prefixed `scipy_` so that it
+# cannot clash with another BLAS in the host process. Unpacked, not
+# installed: only its headers and library are used.
+OPENBLAS_VERSION="0.3.34.481.3"
+OPENBLAS_PREFIX="$DEPS/scipy-openblas32-$OPENBLAS_VERSION"
+if [ ! -f "$OPENBLAS_PREFIX/lib/libscipy_openblas.so" ]; then
+  echo "setup: fetching scipy-openblas32 $OPENBLAS_VERSION into $OPENBLAS_PREFIX"
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >/dev/null
+  fi
+  WHEEL_DIR="$(mktemp -d)"
+  python3 -m pip download -q --disable-pip-version-check --no-deps \
+    --only-binary=:all: --platform manylinux_2_28_x86_64 \
+    -d "$WHEEL_DIR" "scipy-openblas32==$OPENBLAS_VERSION"
+  python3 -m zipfile -e "$WHEEL_DIR"/scipy_openblas32-*.whl "$WHEEL_DIR/unpacked"
+  mkdir -p "$OPENBLAS_PREFIX"
+  cp -r "$WHEEL_DIR/unpacked/scipy_openblas32/include" "$WHEEL_DIR/unpacked/scipy_openblas32/lib" \
+    "$OPENBLAS_PREFIX/"
+  cp "$WHEEL_DIR"/unpacked/scipy_openblas32-*.dist-info/licenses/LICENSE.txt "$OPENBLAS_PREFIX/LICENSE.txt"
+  rm -rf "$WHEEL_DIR"
+fi
+
