@@ -59,6 +59,37 @@ set_target_properties(kiln_openblas PROPERTIES
   IMPORTED_SONAME "libscipy_openblas.so"
   INTERFACE_INCLUDE_DIRECTORIES "${KILN_OPENBLAS_PREFIX}/include")
 
+# DUCC's FFT (scripts/setup.sh unpacks the sources of the ducc0 source
+# distribution into .deps/): FFT, IFFT, RFFT and IRFFT of every length
+# (exec/kernels/fft.cc). Those files are BSD-3-Clause (each offers
+# "BSD-3-Clause OR GPL-2.0-or-later"; Kiln takes the first, as XLA does). A
+# static library of the float and double instantiations and the thread pool
+# they refer to; Kiln calls it with one thread a call and splits the lines
+# itself. Built without contraction (-ffp-contract=off), so that its vector
+# and scalar paths give a line the same bits, and without the sanitizers:
+# they check Kiln's code, and ASan and TSan work beside uninstrumented code.
+file(GLOB KILN_DUCC_PREFIXES "${KILN_DEPS_DIR}/ducc0-*")
+list(SORT KILN_DUCC_PREFIXES)
+list(REVERSE KILN_DUCC_PREFIXES)
+list(GET KILN_DUCC_PREFIXES 0 KILN_DUCC_PREFIX)
+if(NOT KILN_DUCC_PREFIX OR NOT EXISTS "${KILN_DUCC_PREFIX}/src/ducc0/fft/fft.h")
+  message(FATAL_ERROR "DUCC (ducc0 sources) not found under ${KILN_DEPS_DIR}; run scripts/setup.sh")
+endif()
+add_library(kiln_ducc_fft STATIC
+  ${KILN_DUCC_PREFIX}/src/ducc0/fft/fft_inst1.cc
+  ${KILN_DUCC_PREFIX}/src/ducc0/fft/fft_inst2.cc
+  ${KILN_DUCC_PREFIX}/src/ducc0/infra/mav.cc
+  ${KILN_DUCC_PREFIX}/src/ducc0/infra/threading.cc)
+target_include_directories(kiln_ducc_fft SYSTEM PUBLIC ${KILN_DUCC_PREFIX}/src)
+set_property(TARGET kiln_ducc_fft PROPERTY COMPILE_OPTIONS "")
+target_compile_options(kiln_ducc_fft PRIVATE -O3 -ffp-contract=off -w)
+# No thread pool of DUCC's own (its default starts one per process on first
+# use); its names in a namespace of Kiln's, apart from any other copy of
+# DUCC in the process.
+target_compile_definitions(kiln_ducc_fft PUBLIC DUCC0_NO_LOWLEVEL_THREADING
+                                                DUCC0_NAMESPACE=kiln_ducc0)
+target_link_libraries(kiln_ducc_fft PUBLIC Threads::Threads)
+
 # Compiles .proto files into C++ sources under <build>/generated, keeping
 # their path relative to the source root: proto/x.proto is included as
 # "proto/x.pb.h" (add ${CMAKE_BINARY_DIR}/generated to the include path).

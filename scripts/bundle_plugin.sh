@@ -28,7 +28,9 @@ bundle_libraries() {
     fi
   done
 }
-bundle_libraries "$PLUGIN"
+# What the build's plugin loads: OpenBLAS, which is not the system's, is
+# found beside it in the build tree (RUNPATH $ORIGIN), not beside the copy.
+bundle_libraries "$BUILD/lib/libpjrt_kiln.so"
 for file in "$@"; do bundle_libraries "$file"; done
 # Self-contained: everything beyond the system's runtimes resolves inside
 # the bundle.

@@ -97,3 +97,27 @@ if [ ! -f "$OPENBLAS_PREFIX/lib/libscipy_openblas.so" ]; then
   rm -rf "$WHEEL_DIR"
 fi
 
+# DUCC's FFT (the FFT XLA:CPU runs; NumPy and SciPy run its predecessor,
+# pocketfft): C++ sources from the ducc0 source distribution on the Python
+# package index, compiled into the plugin by CMake (cmake/KilnDeps.cmake).
+# Only the FFT and the infrastructure it includes are kept; those files are
+# BSD-3-Clause (each says "BSD-3-Clause OR GPL-2.0-or-later"; Kiln takes
+# them under BSD-3-Clause, as XLA does).
+DUCC_VERSION="0.42.0"
+DUCC_PREFIX="$DEPS/ducc0-$DUCC_VERSION"
+if [ ! -f "$DUCC_PREFIX/src/ducc0/fft/fft.h" ]; then
+  echo "setup: fetching the ducc0 $DUCC_VERSION sources into $DUCC_PREFIX"
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >/dev/null
+  fi
+  SDIST_DIR="$(mktemp -d)"
+  python3 -m pip download -q --disable-pip-version-check --no-deps \
+    --no-binary ducc0 -d "$SDIST_DIR" "ducc0==$DUCC_VERSION"
+  tar -xzf "$SDIST_DIR/ducc0-$DUCC_VERSION.tar.gz" -C "$SDIST_DIR"
+  mkdir -p "$DUCC_PREFIX/src/ducc0"
+  for part in fft infra math; do
+    cp -r "$SDIST_DIR/ducc0-$DUCC_VERSION/src/ducc0/$part" "$DUCC_PREFIX/src/ducc0/"
+  done
+  rm -rf "$SDIST_DIR"
+fi
