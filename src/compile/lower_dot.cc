@@ -51,7 +51,8 @@ Status CheckDistinctDims(const ir::Operation& op,
 }
 
 // The element types a oneDNN matmul or convolution computes an op in: the
-// operands' own where oneDNN takes them (bf16 or f16 pairs, u8/s8 x s8
+// operands' own where oneDNN takes them (bf16 pairs on CPUs with bf16
+// instructions, u8/s8 x s8
 // into s32), else f32 for results Kiln computes in f32 (the operands are
 // converted first, as the reference path converts them).
 struct OneDnnTypes {
@@ -61,8 +62,12 @@ struct OneDnnTypes {
 
 std::optional<OneDnnTypes> ChooseOneDnnTypes(ElementType lhs, ElementType rhs,
                                              ElementType result) {
-  const bool half = lhs == ElementType::kBF16 || lhs == ElementType::kF16;
-  if (half && rhs == lhs && (result == lhs || result == ElementType::kF32)) {
+  // bf16 pairs in bf16 where the CPU has bf16 instructions; elsewhere, and
+  // f16 everywhere, through f32 (below), as XLA:CPU computes them.
+  const bool native_half =
+      lhs == ElementType::kBF16 && exec::CpuHasNativeBf16Matmul();
+  if (native_half && rhs == lhs &&
+      (result == lhs || result == ElementType::kF32)) {
     return OneDnnTypes{lhs, rhs, result};
   }
   if ((lhs == ElementType::kI8 || lhs == ElementType::kUI8) &&

@@ -206,6 +206,15 @@ bool CpuHasVnni() {
   return has_vnni;
 }
 
+bool CpuHasNativeBf16Matmul() {
+  static const bool native = [] {
+    const unsigned isa = dnnl_get_effective_cpu_isa();
+    return (isa & dnnl_cpu_isa_avx512_core_bf16) ==
+           dnnl_cpu_isa_avx512_core_bf16;
+  }();
+  return native;
+}
+
 namespace {
 
 // How sgemm reads a [rows, cols] operand at element strides: as stored
