@@ -14,7 +14,8 @@ Device::Device(int id, int process_index, int first_memory_id,
       addressable_(addressable),
       queue_(addressable ? std::make_shared<WorkQueue>(StrCat("kiln-cpu-", id))
                          : nullptr),
-      counters_(std::make_shared<MemoryCounters>()) {
+      counters_(std::make_shared<MemoryCounters>()),
+      in_flight_(addressable ? std::make_shared<InFlightLimit>() : nullptr) {
   counters_->budget = std::move(budget);
   for (int kind = 0; kind < kNumMemoryKinds; ++kind) {
     memory_spaces_.push_back(std::make_unique<MemorySpace>(

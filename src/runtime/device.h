@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/in_flight.h"
 #include "runtime/memory_space.h"
 #include "runtime/storage.h"
 #include "runtime/topology.h"
@@ -74,6 +75,9 @@ class Device {
   // Null for a device of another process.
   const std::shared_ptr<WorkQueue>& queue() const { return queue_; }
   const std::shared_ptr<MemoryCounters>& counters() const { return counters_; }
+  // The bound on this device's executions in flight (null for a device of
+  // another process).
+  const std::shared_ptr<InFlightLimit>& in_flight() const { return in_flight_; }
 
   // Bytes allocated for buffers of this device (all its memory spaces),
   // and the limit: the client's memory limit (shared by its devices).
@@ -88,6 +92,7 @@ class Device {
   std::vector<MemorySpace*> memory_space_pointers_;
   std::shared_ptr<WorkQueue> queue_;
   std::shared_ptr<MemoryCounters> counters_;
+  std::shared_ptr<InFlightLimit> in_flight_;
 };
 
 // The machine's physical memory in bytes: the most one buffer may take.

@@ -310,6 +310,8 @@ struct Run {
   // the client's memory budget while the run lives.
   RunControl control;
   MemoryReservation scratch;
+  // The run's place among its device's runs in flight (in_flight.h).
+  InFlightLimit::Token in_flight;
 
   Status Execute() const {
     std::vector<const void*> pointers;
@@ -816,6 +818,14 @@ StatusOr<std::unique_ptr<Executable::Prepared>> Executable::Prepare(
   }
 
   auto run = std::make_shared<Run>();
+  // A place among the device's runs in flight, taken before any output is
+  // allocated. Not for runs with collectives, which wait for partners the
+  // caller may be about to issue, nor on a device's queue thread (a host
+  // callback issuing work there could wait on the run that called it).
+  if (!has_collectives_ && device->in_flight() != nullptr &&
+      !WorkQueue::OnAnyQueueThread()) {
+    run->in_flight = device->in_flight()->Acquire();
+  }
   run->plan = plan;
   run->participant = target.position;
   run->ffi_user_data = request.ffi_user_data;

@@ -77,21 +77,21 @@ BlockCache::~BlockCache() {
 }
 
 void* BlockCache::Take(size_t bytes) {
-  if (bytes < kMinBytes) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
-    if (it->second == bytes) {
-      void* data = it->first;
-      bytes_ -= bytes;
-      blocks_.erase(std::next(it).base());
-      return data;
-    }
-  }
-  return nullptr;
+  auto bin = by_size_.find(bytes);
+  if (bin == by_size_.end()) return nullptr;
+  // The newest of that size: the likeliest to be in cache still.
+  std::list<Block>::iterator block = bin->second.back();
+  bin->second.pop_back();
+  if (bin->second.empty()) by_size_.erase(bin);
+  void* data = block->first;
+  bytes_ -= bytes;
+  blocks_.erase(block);
+  return data;
 }
 
 void BlockCache::Give(void* data, size_t bytes) {
-  if (bytes < kMinBytes || bytes > kMaxBytes) {
+  if (bytes > kMaxBytes) {
     std::free(data);
     return;
   }
@@ -99,10 +99,16 @@ void BlockCache::Give(void* data, size_t bytes) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     blocks_.emplace_back(data, bytes);
+    by_size_[bytes].push_back(std::prev(blocks_.end()));
     bytes_ += bytes;
     while (blocks_.size() > kMaxBlocks || bytes_ > kMaxBytes) {
-      evicted.push_back(blocks_.front().first);
-      bytes_ -= blocks_.front().second;
+      // The oldest block is the oldest of its size too.
+      auto [old_data, old_bytes] = blocks_.front();
+      auto bin = by_size_.find(old_bytes);
+      bin->second.pop_front();
+      if (bin->second.empty()) by_size_.erase(bin);
+      evicted.push_back(old_data);
+      bytes_ -= old_bytes;
       blocks_.pop_front();
     }
   }

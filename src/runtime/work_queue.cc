@@ -1,6 +1,11 @@
 #include "runtime/work_queue.h"
 
 namespace kiln::runtime {
+namespace {
+
+thread_local bool on_queue_thread = false;
+
+}  // namespace
 
 WorkQueue::WorkQueue(std::string name)
     : name_(std::move(name)), state_(std::make_shared<State>()) {
@@ -40,11 +45,14 @@ void WorkQueue::Shutdown() {
   }
 }
 
+bool WorkQueue::OnAnyQueueThread() { return on_queue_thread; }
+
 bool WorkQueue::IsQueueThread() const {
   return std::this_thread::get_id() == thread_id_;
 }
 
 void WorkQueue::Loop(std::shared_ptr<State> state) {
+  on_queue_thread = true;
   while (true) {
     std::function<void()> task;
     {

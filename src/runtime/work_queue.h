@@ -44,6 +44,8 @@ class WorkQueue {
   const std::string& name() const { return name_; }
   // Whether the calling thread is this queue's thread.
   bool IsQueueThread() const;
+  // Whether the calling thread is any queue's thread.
+  static bool OnAnyQueueThread();
 
  private:
   // What the thread uses: shared with it, so a thread left to finish on

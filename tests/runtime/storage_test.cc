@@ -1,6 +1,6 @@
-// Host storage (runtime/storage.h): large freed blocks are kept for the
-// next allocation of their size, zero-filled again when asked, never
-// counted as in use, and bounded in number.
+// Host storage (runtime/storage.h): freed blocks are kept for the next
+// allocation of their size, zero-filled again when asked, never counted as
+// in use, and bounded in number and bytes.
 #include "runtime/storage.h"
 
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 namespace kiln::runtime {
 namespace {
 
-constexpr size_t kLarge = 3 * BlockCache::kMinBytes + 4096;
+constexpr size_t kLarge = (size_t{3} << 20) + 4096;
 
 TEST(StorageTest, AFreedLargeBlockServesTheNextAllocationOfItsSize) {
   auto counters = std::make_shared<MemoryCounters>();
@@ -39,18 +39,39 @@ TEST(StorageTest, AFreedLargeBlockServesTheNextAllocationOfItsSize) {
   EXPECT_NE(other->data(), first);
 }
 
-TEST(StorageTest, SmallBlocksAreNotKept) {
+TEST(StorageTest, SmallBlocksAreKeptAndTakenNewestFirst) {
+  // A training step's outputs are small: they are kept too, and of two of
+  // one size the newer (likelier in cache) is taken first.
   BlockCache cache;
-  void* small = std::aligned_alloc(kStorageAlignment, 4096);
-  cache.Give(small, 4096);  // freed at once
+  void* older = std::aligned_alloc(kStorageAlignment, 4096);
+  void* newer = std::aligned_alloc(kStorageAlignment, 4096);
+  cache.Give(older, 4096);
+  cache.Give(newer, 4096);
+  EXPECT_EQ(cache.Take(4096), newer);
+  EXPECT_EQ(cache.Take(4096), older);
   EXPECT_EQ(cache.Take(4096), nullptr);
+  std::free(older);
+  std::free(newer);
+}
+
+TEST(StorageTest, TheCacheKeepsAtMostItsBytes) {
+  BlockCache cache;
+  const size_t half = BlockCache::kMaxBytes / 2 + kStorageAlignment;
+  void* first = std::aligned_alloc(kStorageAlignment, half);
+  void* second = std::aligned_alloc(kStorageAlignment, half);
+  cache.Give(first, half);
+  cache.Give(second, half);  // over the bytes: the oldest, `first`, goes
+  void* kept = cache.Take(half);
+  EXPECT_EQ(kept, second);
+  EXPECT_EQ(cache.Take(half), nullptr);
+  std::free(kept);
 }
 
 TEST(StorageTest, TheCacheKeepsTheNewestBlocksUpToItsCount) {
   BlockCache cache;
   std::vector<size_t> sizes;
   for (size_t i = 0; i <= BlockCache::kMaxBlocks; ++i) {
-    size_t bytes = BlockCache::kMinBytes + i * kStorageAlignment;
+    size_t bytes = 4096 + i * kStorageAlignment;
     sizes.push_back(bytes);
     cache.Give(std::aligned_alloc(kStorageAlignment, bytes), bytes);
   }
