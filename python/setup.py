@@ -35,7 +35,8 @@ class BuildPyWithPlugin(build_py):
         bundle = os.environ.get("KILN_PLUGIN_BUNDLE")
         if bundle:
             for name in sorted(os.listdir(bundle)):
-                if name != LIBRARY_NAME and ".so" in name:
+                if (name != LIBRARY_NAME and ".so" in name) or name in (
+                        "LICENSE", "THIRD_PARTY_NOTICES.txt"):
                     shutil.copyfile(os.path.join(bundle, name),
                                     os.path.join(package, name))
 
