@@ -12,6 +12,7 @@
 #include "exec/executor.h"
 #include "exec/kernels/blas.h"
 #include "exec/kernels/lapack.h"
+#include "exec/kernels/lapack_library.h"
 #include "exec/kernels/lapack_util.h"
 
 namespace kiln::exec {
@@ -707,6 +708,9 @@ std::unique_ptr<Kernel> MakeTridiagonalSolvePerturbedKernel(ElementType type,
 
 std::unique_ptr<Kernel> MakeGetrfKernel(ElementType type, int64_t batch,
                                         int64_t m, int64_t n) {
+  // The library's LAPACK (lapack_library.h); Kiln's own where a dimension
+  // does not fit the library's 32-bit integers.
+  if (auto kernel = MakeLibraryGetrfKernel(type, batch, m, n)) return kernel;
   return lapack::MakeForType<GetrfKernel>(type, batch, m, n);
 }
 
@@ -731,6 +735,9 @@ std::unique_ptr<Kernel> MakeOrmqrKernel(const OrmqrParams& params) {
 
 std::unique_ptr<Kernel> MakePotrfKernel(ElementType type, int64_t batch,
                                         int64_t n, bool lower) {
+  if (auto kernel = MakeLibraryPotrfKernel(type, batch, n, lower)) {
+    return kernel;
+  }
   return lapack::MakeForType<PotrfKernel>(type, batch, n, lower);
 }
 

@@ -14,14 +14,6 @@
 namespace kiln::exec {
 namespace {
 
-// One thread per library call, set once for the process. Kiln is the only
-// user of its copy of the library (the wheel bundles it under its own
-// name), so the setting changes nothing for anyone else.
-void UseOneLibraryThreadPerCall() {
-  static std::once_flag once;
-  std::call_once(once, [] { scipy_openblas_set_num_threads(1); });
-}
-
 bool FitsBlasInt(int64_t value) {
   return value >= 0 && value <= std::numeric_limits<blasint>::max();
 }
@@ -145,7 +137,126 @@ class LibraryMatmulKernel : public Kernel {
   int64_t row_tiles_ = 1, column_tiles_ = 1;
 };
 
+template <typename T>
+void Trsm(CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE op, CBLAS_DIAG diag,
+          int64_t rows, int64_t cols, const T* a, int64_t lda, T* b,
+          int64_t ldb) {
+  if constexpr (std::is_same_v<T, float>) {
+    scipy_cblas_strsm(CblasRowMajor, side, uplo, op, diag, rows, cols, 1.0f, a,
+                      lda, b, ldb);
+  } else if constexpr (std::is_same_v<T, double>) {
+    scipy_cblas_dtrsm(CblasRowMajor, side, uplo, op, diag, rows, cols, 1.0, a,
+                      lda, b, ldb);
+  } else {
+    const T one(1);
+    if constexpr (std::is_same_v<T, std::complex<float>>) {
+      scipy_cblas_ctrsm(CblasRowMajor, side, uplo, op, diag, rows, cols, &one,
+                        a, lda, b, ldb);
+    } else {
+      scipy_cblas_ztrsm(CblasRowMajor, side, uplo, op, diag, rows, cols, &one,
+                        a, lda, b, ldb);
+    }
+  }
+}
+
+// The most columns (left side) or rows (right side) of the result one
+// trsm call solves, so that a wide right-hand side (an inverse's identity)
+// spreads over the cores: a block of 64 and up per call.
+constexpr int64_t kTrsmBlock = 128;
+
+template <typename T>
+class LibraryTriangularSolveKernel : public Kernel {
+ public:
+  LibraryTriangularSolveKernel(int64_t batch, int64_t m, int64_t rows,
+                               int64_t cols, bool left_side, bool lower,
+                               bool unit_diagonal, int transpose)
+      : batch_(batch),
+        m_(m),
+        rows_(rows),
+        cols_(cols),
+        side_(left_side ? CblasLeft : CblasRight),
+        uplo_(lower ? CblasLower : CblasUpper),
+        op_(transpose == 1   ? CblasNoTrans
+            : transpose == 2 ? CblasTrans
+                             : CblasConjTrans),
+        diag_(unit_diagonal ? CblasUnit : CblasNonUnit) {}
+
+  Status Run(RunContext& ctx, const Step& step) const override {
+    UseOneLibraryThreadPerCall();
+    const T* a_all = ctx.In<T>(step, 0);
+    const T* b_all = ctx.In<T>(step, 1);
+    T* x_all = ctx.Out<T>(step, 0);
+    const int64_t size = rows_ * cols_;
+    if (x_all != b_all) std::copy(b_all, b_all + batch_ * size, x_all);
+    if (size == 0 || m_ == 0) return OkStatus();
+    // Left side: columns of x are independent; right side: rows.
+    const bool left = side_ == CblasLeft;
+    const int64_t independent = left ? cols_ : rows_;
+    const int64_t blocks = (independent + kTrsmBlock - 1) / kTrsmBlock;
+    auto solve = [&](int64_t first, int64_t last) {
+      for (int64_t t = first; t < last; ++t) {
+        const int64_t b = t / blocks;
+        const int64_t begin = t % blocks * kTrsmBlock;
+        const int64_t count = std::min(kTrsmBlock, independent - begin);
+        T* x = x_all + b * size + (left ? begin : begin * cols_);
+        Trsm<T>(side_, uplo_, op_, diag_, left ? rows_ : count,
+                left ? count : cols_, a_all + b * m_ * m_, m_, x, cols_);
+      }
+    };
+    const int64_t tasks = batch_ * blocks;
+    const double work = static_cast<double>(batch_) * m_ * m_ * independent;
+    if (tasks > 1 && work >= 2 * kTileWork) {
+      std::lock_guard<std::mutex> all_cores(AllCoresMutex());
+      ParallelFor(tasks, 1, solve);
+    } else {
+      solve(0, tasks);
+    }
+    if (ctx.cancelled()) return ctx.CancelledStatus();
+    return OkStatus();
+  }
+
+ private:
+  int64_t batch_, m_, rows_, cols_;
+  CBLAS_SIDE side_;
+  CBLAS_UPLO uplo_;
+  CBLAS_TRANSPOSE op_;
+  CBLAS_DIAG diag_;
+};
+
 }  // namespace
+
+std::unique_ptr<Kernel> MakeLibraryTriangularSolveKernel(
+    ElementType type, int64_t batch, int64_t m, int64_t rows, int64_t cols,
+    bool left_side, bool lower, bool unit_diagonal, int transpose) {
+  if (!FitsBlasInt(m) || !FitsBlasInt(rows) || !FitsBlasInt(cols) ||
+      batch < 0 || transpose < 1 || transpose > 3) {
+    return nullptr;
+  }
+  auto make = [&](auto tag) -> std::unique_ptr<Kernel> {
+    using T = decltype(tag);
+    return std::make_unique<LibraryTriangularSolveKernel<T>>(
+        batch, m, rows, cols, left_side, lower, unit_diagonal, transpose);
+  };
+  switch (type) {
+    case ElementType::kF32:
+      return make(float{});
+    case ElementType::kF64:
+      return make(double{});
+    case ElementType::kC64:
+      return make(std::complex<float>{});
+    case ElementType::kC128:
+      return make(std::complex<double>{});
+    default:
+      return nullptr;
+  }
+}
+
+void UseOneLibraryThreadPerCall() {
+  // Kiln is the only user of its copy of the library (the wheel bundles it
+  // under its own name), so the setting changes nothing for anyone else.
+  static std::once_flag once;
+  std::call_once(once, [] { scipy_openblas_set_num_threads(1); });
+}
 
 GemmTiles ChooseGemmTiles(int64_t m, int64_t k, int64_t n) {
   const double work = static_cast<double>(m) * k * n;

@@ -28,6 +28,20 @@ std::unique_ptr<Kernel> MakeLibraryMatmulKernel(ElementType type,
                                                 int64_t batch, int64_t m,
                                                 int64_t k, int64_t n);
 
+// triangular_solve through the library's trsm: op(a) x = b (left side) or
+// x op(a) = b over row-major [batch, m, m] and [batch, rows, cols], reading
+// only a's chosen triangle; `transpose` 1 none, 2 transpose, 3 adjoint. The
+// columns (left side) or rows (right side) of x, each solved on its own,
+// in blocks chosen from the shape over the cores. Null where the library
+// has no trsm for `type` or a dimension does not fit its integers.
+std::unique_ptr<Kernel> MakeLibraryTriangularSolveKernel(
+    ElementType type, int64_t batch, int64_t m, int64_t rows, int64_t cols,
+    bool left_side, bool lower, bool unit_diagonal, int transpose);
+
+// Sets the library to one thread per call, once for the process: every
+// kernel calls it before its first call into the library.
+void UseOneLibraryThreadPerCall();
+
 // The tiles a product of [m, k] x [k, n] is split into: rows and columns of
 // C per tile. From the shape alone, never the thread count (the bits
 // promise). Exposed for the tests.
