@@ -171,6 +171,64 @@ constexpr UnaryEntry kUnaryOps[] = {
     {OpCode::kChloTan, UnaryOp::kTan},
 };
 
+// The splat value of `value` when it is a splat f32 or f64 constant, or a
+// broadcast of one.
+std::optional<double> SplatValue(const ir::Value* value) {
+  const ir::Operation* def = value->defining_op();
+  if (def != nullptr && def->is(OpCode::kBroadcastInDim) &&
+      def->num_operands() == 1) {
+    def = def->operand(0)->defining_op();
+  }
+  if (def == nullptr) return std::nullopt;
+  return FloatSplat(*def);
+}
+
+// x^n for n = 2, 3 or 4 as multiplies, as XLA:CPU computes a float power
+// by those constants (JAX sends `x ** 3.0` as a power; `x ** 3` comes as
+// multiplies already): x * x, (x * x) * x, (x * x) * (x * x). NaN,
+// infinities and signed zeros come out as pow gives them; the value is
+// within an ulp or two of pow's, as XLA:CPU's is. A power kernel took
+// 50 times XLA:CPU's time on an AVX2 CPU for `x ** 3.0`.
+Status LowerSmallIntegerPower(Lowering& lowering, const ir::Operation& op,
+                              SlotId base, int n) {
+  ArrayShape shape = lowering.shape(base);
+  ElementType compute = exec::ComputeType(shape.type);
+  const int64_t count = shape.num_elements();
+  const int bits = ir::BitWidth(shape.type);
+  ASSIGN_OR_RETURN(ArrayShape result, lowering.ResultShape(op, 0, shape.dims));
+  SlotId x = ConvertSlot(lowering, op, base, compute);
+  ArrayShape temp{compute, shape.dims};
+  SlotId square = lowering.NewTemp(temp);
+  lowering.Emit(op, exec::MakeUnaryKernel(UnaryOp::kSquare, compute, count, bits),
+                {x}, {square});
+  SlotId out = square;
+  if (n > 2) {
+    out = lowering.NewTemp(temp);
+    lowering.Emit(op,
+                  exec::MakeBinaryKernel(BinaryOp::kMultiply, compute, count,
+                                         bits),
+                  {square, n == 3 ? x : square}, {out});
+  }
+  lowering.Bind(op.result(0), ConvertSlot(lowering, op, out, result.type));
+  return OkStatus();
+}
+
+// power: a real float power by the constant 2, 3 or 4 as multiplies
+// (above); any other through the power kernel.
+Status LowerPower(Lowering& lowering, const ir::Operation& op) {
+  if (op.num_operands() == 2) {
+    ASSIGN_OR_RETURN(SlotId base, lowering.Operand(op, 0));
+    std::optional<double> exponent = SplatValue(op.operand(1));
+    // Real floats only: a complex square is not the complex power's.
+    if (ir::IsFloat(lowering.shape(base).type) && exponent &&
+        (*exponent == 2.0 || *exponent == 3.0 || *exponent == 4.0)) {
+      return LowerSmallIntegerPower(lowering, op, base,
+                                    static_cast<int>(*exponent));
+    }
+  }
+  return LowerBinary(lowering, op, BinaryOp::kPower);
+}
+
 struct BinaryEntry {
   OpCode code;
   BinaryOp op;
@@ -185,7 +243,6 @@ constexpr BinaryEntry kBinaryOps[] = {
     {OpCode::kMinimum, BinaryOp::kMinimum},
     {OpCode::kMultiply, BinaryOp::kMultiply},
     {OpCode::kOr, BinaryOp::kOr},
-    {OpCode::kPower, BinaryOp::kPower},
     {OpCode::kRemainder, BinaryOp::kRemainder},
     {OpCode::kShiftLeft, BinaryOp::kShiftLeft},
     {OpCode::kShiftRightArithmetic, BinaryOp::kShiftRightArithmetic},
@@ -221,6 +278,7 @@ void RegisterElementwiseLowerings() {
                       op.HasAttr(kFloatExpansionAttr) ? UnaryOp::kErfcSingle
                                                       : UnaryOp::kErfc);
   });
+  RegisterLowering(OpCode::kPower, LowerPower);
   RegisterLowering(OpCode::kCompare, LowerCompare);
   RegisterLowering(OpCode::kSelect, LowerSelect);
   RegisterLowering(OpCode::kClamp, LowerClamp);

@@ -993,3 +993,44 @@ func.func @main() -> (tensor<2x2xi32>, tensor<3x2xi32>) {
 
 }  // namespace
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+namespace {
+
+// A float power by the constant 2, 3 or 4 is lowered to multiplies, as
+// XLA:CPU computes it: x * x, (x * x) * x, (x * x) * (x * x), bit for bit,
+// with pow's values for signed zeros, infinities and NaN.
+TEST(SemanticsTest, PowersByTwoThreeAndFourAreMultiplies) {
+  const std::vector<float> x = {0.0f,       -0.0f,      1.5f,   -3.25f,
+                                1e-30f,     -1e30f,     1e20f,  INFINITY,
+                                -INFINITY,  NAN,        0.1f,   -7.0f};
+  const std::string t = "tensor<12xf32>";
+  for (int n : {2, 3, 4}) {
+    ASSERT_OK_AND_ASSIGN(
+        auto out,
+        RunText("func.func @main(%x: " + t + ") -> " + t +
+                    " {\n  %c = stablehlo.constant dense<" + std::to_string(n) +
+                    ".0> : tensor<f32>"
+                    "\n  %b = stablehlo.broadcast_in_dim %c, dims = [] : "
+                    "(tensor<f32>) -> " + t +
+                    "\n  %p = stablehlo.power %x, %b : " + t +
+                    "\n  return %p : " + t + "\n}",
+                {HostArray::Of(ElementType::kF32, {12}, x)}));
+    std::vector<float> got = out[0].As<float>();
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float square = x[i] * x[i];
+      const float want = n == 2 ? square : n == 3 ? square * x[i] : square * square;
+      EXPECT_EQ(std::memcmp(&got[i], &want, sizeof(float)), 0)
+          << x[i] << " ^ " << n;
+      const float reference = std::pow(x[i], static_cast<float>(n));
+      if (std::isnan(reference) || std::isinf(reference) || reference == 0) {
+        // The special values are pow's exactly, signs included.
+        EXPECT_EQ(std::memcmp(&got[i], &reference, sizeof(float)), 0)
+            << x[i] << " ^ " << n;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::testing
