@@ -8,8 +8,6 @@ last loss) is donated, and each timed call feeds the state it returned
 back in, as a training loop does.
 """
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np

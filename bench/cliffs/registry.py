@@ -244,10 +244,8 @@ class Case:
     x64: bool = False
     devices: int = 1
     step: bool = False
-    donate: tuple = ()
     check: bool = True
     tolerance: Optional[float] = None
-    static: dict = dataclasses.field(default_factory=dict)
 
     @property
     def id(self) -> str:

@@ -147,7 +147,9 @@ def write_chart(path, records, worst, title) -> str | None:
             "#dd8452" if r["ratio"] > SLOW else "#4c72b0")
         axes.barh(y, r["ratio"], color=color, height=0.7)
         bound = ">" if r.get("ratio_is_lower_bound") else ""
-        axes.text(r["ratio"] * 1.04, y, f"{bound}{r['ratio']:.3g}x",
+        shown = (f"{r['ratio']:.0f}" if r["ratio"] >= 100 else
+                 f"{r['ratio']:.3g}")
+        axes.text(r["ratio"] * 1.04, y, f"{bound}{shown}x",
                   va="center", fontsize=7)
     axes.set_yticks(positions)
     axes.set_yticklabels([f"{label(r)} {r['dtype']} {r['size']}"

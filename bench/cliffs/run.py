@@ -62,7 +62,7 @@ def parse_arguments(argv):
     p.add_argument("--case-timeout", type=float, default=None,
                    help="seconds after which a case still running is "
                         "killed; its ratio is then a lower bound (default "
-                        "120; 900 with --full)")
+                        "30; 300 with --full)")
     p.add_argument("--build-dir", default=os.environ.get(
         "KILN_BUILD_DIR", os.path.join(REPO, "build")),
         help="Kiln's build folder (default $KILN_BUILD_DIR or build/)")
@@ -307,7 +307,7 @@ def main(argv=None) -> int:
     args.min_repeats = args.min_repeats or (5 if args.full else 3)
     args.max_repeats = 1000 if args.full else 300
     args.slow = 20.0 if args.full else 3.0
-    args.case_timeout = args.case_timeout or (900 if args.full else 120)
+    args.case_timeout = args.case_timeout or (300 if args.full else 30)
     wall = time.perf_counter()
     os.environ.setdefault("JAX_PLATFORMS", "cpu")  # this process runs none
 
