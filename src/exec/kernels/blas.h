@@ -1,5 +1,6 @@
-// The f32 BLAS pieces of the blocked factorizations and substitutions
-// (lapack_factor.cc, linalg.cc): the trailing updates, where most of their
+// The BLAS pieces of Kiln's own linear algebra (linalg.cc's f32 blocked
+// substitutions, the reductions of lapack_util.h, lapack_eigen.cc and
+// lapack_svd.cc): the trailing updates, where most of their
 // multiply-adds are, through oneDNN's sgemm on the machine's cores, and
 // the row updates inside a block, in the widest vectors the CPU has.
 #ifndef KILN_EXEC_KERNELS_BLAS_H_

@@ -1,8 +1,8 @@
-// LAPACK's factorizations and solvers: getrf, geqrf, geqp3, orgqr, ormqr,
-// potrf, gtsv. Each is the unblocked form of the LAPACK routine (xGETF2,
-// xGEQR2, xLAQP2, xORG2R, xORM2R, xPOTF2, xGTSV), which computes the same
-// factors as the blocked one up to rounding; f32 getrf and lower potrf are
-// blocked as xGETRF and xPOTRF are, their updates through sgemm (blas.h).
+// LAPACK's factorizations and solvers Kiln still computes itself: geqrf,
+// geqp3, orgqr, ormqr, gtsv. Each is the unblocked form of the LAPACK
+// routine (xGEQR2, xLAQP2, xORG2R, xORM2R, xGTSV), which computes the same
+// factors as the blocked one up to rounding. getrf and potrf are the BLAS
+// library's (lapack_library.cc).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,9 +10,7 @@
 #include <type_traits>
 
 #include "exec/executor.h"
-#include "exec/kernels/blas.h"
 #include "exec/kernels/lapack.h"
-#include "exec/kernels/lapack_library.h"
 #include "exec/kernels/lapack_util.h"
 
 namespace kiln::exec {
@@ -26,132 +24,6 @@ using lapack::Matrix;
 using lapack::MatrixView;
 using lapack::Real;
 using lapack::RealPart;
-
-// Columns of an f32 LU or Cholesky panel (the update of the rest by a
-// panel, or of a panel by the rest, is one sgemm).
-constexpr int64_t kPanelColumns = 32;
-
-// LU with partial pivoting of columns [j0, j1) (xGETF2 on a panel): each
-// pivot is chosen in its column, its row swapped across all of a's columns
-// (the panel's and xLASWP's), and the rank-one updates stay inside the
-// panel. Returns the first zero pivot (1-based, as info) or 0.
-template <typename T>
-int32_t LuPanel(MatrixView<T> a, int32_t* ipiv, int64_t j0, int64_t j1) {
-  const int64_t m = a.rows, n = a.cols;
-  const Real<T> sfmin = lapack::SafeMin<T>();
-  int32_t info = 0;
-  for (int64_t j = j0; j < std::min(m, j1); ++j) {
-    // The first element of largest magnitude (IxAMAX: |re| + |im| for
-    // complex types; a NaN wins only where it comes first).
-    int64_t pivot = j;
-    Real<T> largest = Abs1(a(j, j));
-    for (int64_t i = j + 1; i < m; ++i) {
-      if (Abs1(a(i, j)) > largest) {
-        largest = Abs1(a(i, j));
-        pivot = i;
-      }
-    }
-    ipiv[j] = static_cast<int32_t>(pivot + 1);
-    if (a(pivot, j) != T(0)) {
-      if (pivot != j) {
-        for (int64_t c = 0; c < n; ++c) std::swap(a(j, c), a(pivot, c));
-      }
-      if (std::abs(a(j, j)) >= sfmin) {
-        T reciprocal = T(1) / a(j, j);
-        for (int64_t i = j + 1; i < m; ++i) a(i, j) *= reciprocal;
-      } else {
-        for (int64_t i = j + 1; i < m; ++i) a(i, j) /= a(j, j);
-      }
-    } else if (info == 0) {
-      info = static_cast<int32_t>(j + 1);
-    }
-    for (int64_t c = j + 1; c < j1; ++c) {
-      T f = a(j, c);
-      if (f == T(0)) continue;
-      if constexpr (std::is_same_v<T, float>) {
-        SubtractScaled(&a(j + 1, c), &a(j + 1, j), f, m - j - 1);
-      } else {
-        for (int64_t i = j + 1; i < m; ++i) a(i, c) -= a(i, j) * f;
-      }
-    }
-  }
-  return info;
-}
-
-// LU with partial pivoting (xGETRF). Returns info. f32 matrices of more
-// than a panel factor a panel at a time, as xGETRF does: the panel, then
-// the rows to its right solved by the panel's unit lower triangle, then
-// the trailing matrix less their product (sgemm). Other types, and small
-// matrices, are one panel: xGETF2, the same factors up to rounding.
-template <typename T>
-StatusOr<int32_t> LuFactor(MatrixView<T> a, int32_t* ipiv) {
-  const int64_t m = a.rows, n = a.cols, k = std::min(m, n);
-  if (!std::is_same_v<T, float> || k <= kPanelColumns) {
-    return LuPanel(a, ipiv, 0, n);
-  }
-  int32_t info = 0;
-  for (int64_t j0 = 0; j0 < k; j0 += kPanelColumns) {
-    const int64_t j1 = std::min(j0 + kPanelColumns, k);
-    int32_t panel_info = LuPanel(a, ipiv, j0, j1);
-    if (info == 0) info = panel_info;
-    if (j1 >= n) continue;
-    if constexpr (std::is_same_v<T, float>) {
-      // A12 = L11^-1 A12: rows [j0, j1), columns [j1, n), substituted a
-      // whole row at a time in a row-major copy (each element takes the
-      // same terms in the same order as column by column, where the
-      // column's rows made loops of 1 to 31 elements).
-      const int64_t size = j1 - j0, width = n - j1;
-      std::vector<T> rows(size * width);
-      for (int64_t c = 0; c < width; ++c) {
-        for (int64_t r = 0; r < size; ++r)
-          rows[r * width + c] = a(j0 + r, j1 + c);
-      }
-      for (int64_t i = 1; i < size; ++i) {
-        for (int64_t j = 0; j < i; ++j) {
-          const T l = a(j0 + i, j0 + j);
-          if (l == T(0)) continue;
-          SubtractScaled(&rows[i * width], &rows[j * width], l, width);
-        }
-      }
-      for (int64_t c = 0; c < width; ++c) {
-        for (int64_t r = 0; r < size; ++r)
-          a(j0 + r, j1 + c) = rows[r * width + c];
-      }
-      if (j1 >= m) continue;
-      // A22 -= A21 A12, in row-major terms the transposes: A22^T -= A12^T
-      // A21^T, each a column-major block read with its leading dimension.
-      RETURN_IF_ERROR(Sgemm(false, false, n - j1, m - j1, j1 - j0, -1.0f,
-                            &a(j0, j1), a.ld, &a(j1, j0), a.ld, 1.0f,
-                            &a(j1, j1), a.ld));
-    }
-  }
-  return info;
-}
-
-template <typename T>
-class GetrfKernel : public Kernel {
- public:
-  GetrfKernel(int64_t batch, int64_t m, int64_t n)
-      : batch_(batch), m_(m), n_(n) {}
-  Status Run(RunContext& ctx, const Step& step) const override {
-    const T* in = ctx.In<T>(step, 0);
-    T* out = ctx.Out<T>(step, 0);
-    int32_t* ipiv = ctx.Out<int32_t>(step, 1);
-    int32_t* info = ctx.Out<int32_t>(step, 2);
-    const int64_t k = std::min(m_, n_);
-    Matrix<T> a(m_, n_);
-    for (int64_t b = 0; b < batch_; ++b) {
-      if (ctx.cancelled()) return ctx.CancelledStatus();
-      lapack::LoadMatrix(in + b * m_ * n_, a);
-      ASSIGN_OR_RETURN(info[b], LuFactor(a.view(), ipiv + b * k));
-      lapack::StoreMatrix(a, out + b * m_ * n_);
-    }
-    return OkStatus();
-  }
-
- private:
-  int64_t batch_, m_, n_;
-};
 
 template <typename T>
 class GeqrfKernel : public Kernel {
@@ -340,130 +212,6 @@ class OrmqrKernel : public Kernel {
 
  private:
   OrmqrParams p_;
-};
-
-// Cholesky in the chosen triangle (xPOTF2). Returns info.
-template <typename T>
-int32_t CholeskyFactor(MatrixView<T> a, bool lower);
-
-// The lower Cholesky factor of an f32 matrix a panel of columns at a time
-// (xPOTRF's blocking, left-looking): a panel first takes the terms of
-// every column before it, its diagonal block by row updates (the upper
-// triangle stays as given) and the rows below it in one sgemm; then the
-// panel is factored as xPOTF2 factors it, with only its own columns left
-// to take. Returns info.
-StatusOr<int32_t> BlockedLowerCholesky(MatrixView<float> a) {
-  const int64_t n = a.rows;
-  for (int64_t j0 = 0; j0 < n; j0 += kPanelColumns) {
-    const int64_t j1 = std::min(j0 + kPanelColumns, n);
-    for (int64_t c = j0; c < j1; ++c) {
-      for (int64_t k = 0; k < j0; ++k) {
-        SubtractScaled(&a(c, c), &a(c, k), a(c, k), j1 - c);
-      }
-    }
-    if (j1 < n) {
-      // A[j1:n, j0:j1] -= L[j1:n, 0:j0] L[j0:j1, 0:j0]^T, in row-major terms
-      // the transposes (each column-major block read with its leading
-      // dimension).
-      RETURN_IF_ERROR(Sgemm(true, false, j1 - j0, n - j1, j0, -1.0f, &a(j0, 0),
-                            a.ld, &a(j1, 0), a.ld, 1.0f, &a(j1, j0), a.ld));
-    }
-    for (int64_t j = j0; j < j1; ++j) {
-      float diagonal = a(j, j);
-      for (int64_t k = j0; k < j; ++k) diagonal -= a(j, k) * a(j, k);
-      if (!(diagonal > 0)) {
-        a(j, j) = diagonal;
-        return static_cast<int32_t>(j + 1);
-      }
-      const float root = std::sqrt(diagonal);
-      a(j, j) = root;
-      float* column = a.column(j);
-      for (int64_t k = j0; k < j; ++k) {
-        SubtractScaled(column + j + 1, a.column(k) + j + 1, a(j, k), n - j - 1);
-      }
-      for (int64_t i = j + 1; i < n; ++i) column[i] = column[i] / root;
-    }
-  }
-  return 0;
-}
-
-template <typename T>
-int32_t CholeskyFactor(MatrixView<T> a, bool lower) {
-  using R = Real<T>;
-  const int64_t n = a.rows;
-  // at(i, j) for i >= j: the element of the factor's triangle (L(i, j) or
-  // U(j, i)), conjugated for the upper one so both read as L.
-  auto at = [&](int64_t i, int64_t j) -> T& {
-    return lower ? a(i, j) : a(j, i);
-  };
-  auto l = [&](int64_t i, int64_t j) -> T {
-    return lower ? a(i, j) : Conj(a(j, i));
-  };
-  for (int64_t j = 0; j < n; ++j) {
-    R diagonal = RealPart(a(j, j));
-    for (int64_t k = 0; k < j; ++k) diagonal -= lapack::AbsSquared(l(j, k));
-    if (!(diagonal > 0)) {
-      a(j, j) = T(diagonal);
-      return static_cast<int32_t>(j + 1);
-    }
-    R root = std::sqrt(diagonal);
-    a(j, j) = T(root);
-    if (lower) {
-      // Column j below the diagonal, updated a column k at a time (each
-      // update contiguous in i): per element the same terms in the same
-      // order as the dot products below.
-      T* column = a.column(j);
-      for (int64_t k = 0; k < j; ++k) {
-        const T f = Conj(a(j, k));
-        const T* source = a.column(k);
-        if constexpr (std::is_same_v<T, float>) {
-          SubtractScaled(column + j + 1, source + j + 1, f, n - j - 1);
-        } else {
-          for (int64_t i = j + 1; i < n; ++i) column[i] -= source[i] * f;
-        }
-      }
-      for (int64_t i = j + 1; i < n; ++i) column[i] = column[i] / T(root);
-      continue;
-    }
-    for (int64_t i = j + 1; i < n; ++i) {
-      T sum = l(i, j);
-      for (int64_t k = 0; k < j; ++k) sum -= l(i, k) * Conj(l(j, k));
-      T value = sum / T(root);
-      at(i, j) = lower ? value : Conj(value);
-    }
-  }
-  return 0;
-}
-
-template <typename T>
-class PotrfKernel : public Kernel {
- public:
-  PotrfKernel(int64_t batch, int64_t n, bool lower)
-      : batch_(batch), n_(n), lower_(lower) {}
-  Status Run(RunContext& ctx, const Step& step) const override {
-    const T* in = ctx.In<T>(step, 0);
-    T* out = ctx.Out<T>(step, 0);
-    int32_t* info = ctx.Out<int32_t>(step, 1);
-    Matrix<T> a(n_, n_);
-    for (int64_t b = 0; b < batch_; ++b) {
-      if (ctx.cancelled()) return ctx.CancelledStatus();
-      lapack::LoadMatrix(in + b * n_ * n_, a);
-      if constexpr (std::is_same_v<T, float>) {
-        if (lower_ && n_ > kPanelColumns) {
-          ASSIGN_OR_RETURN(info[b], BlockedLowerCholesky(a.view()));
-          lapack::StoreMatrix(a, out + b * n_ * n_);
-          continue;
-        }
-      }
-      info[b] = CholeskyFactor(a.view(), lower_);
-      lapack::StoreMatrix(a, out + b * n_ * n_);
-    }
-    return OkStatus();
-  }
-
- private:
-  int64_t batch_, n_;
-  bool lower_;
 };
 
 // Gaussian elimination with partial pivoting on a tridiagonal system
@@ -706,14 +454,6 @@ std::unique_ptr<Kernel> MakeTridiagonalSolvePerturbedKernel(ElementType type,
                                                               nrhs);
 }
 
-std::unique_ptr<Kernel> MakeGetrfKernel(ElementType type, int64_t batch,
-                                        int64_t m, int64_t n) {
-  // The library's LAPACK (lapack_library.h); Kiln's own where a dimension
-  // does not fit the library's 32-bit integers.
-  if (auto kernel = MakeLibraryGetrfKernel(type, batch, m, n)) return kernel;
-  return lapack::MakeForType<GetrfKernel>(type, batch, m, n);
-}
-
 std::unique_ptr<Kernel> MakeGeqrfKernel(ElementType type, int64_t batch,
                                         int64_t m, int64_t n) {
   return lapack::MakeForType<GeqrfKernel>(type, batch, m, n);
@@ -731,14 +471,6 @@ std::unique_ptr<Kernel> MakeOrgqrKernel(ElementType type, int64_t batch,
 
 std::unique_ptr<Kernel> MakeOrmqrKernel(const OrmqrParams& params) {
   return lapack::MakeForType<OrmqrKernel>(params.type, params);
-}
-
-std::unique_ptr<Kernel> MakePotrfKernel(ElementType type, int64_t batch,
-                                        int64_t n, bool lower) {
-  if (auto kernel = MakeLibraryPotrfKernel(type, batch, n, lower)) {
-    return kernel;
-  }
-  return lapack::MakeForType<PotrfKernel>(type, batch, n, lower);
 }
 
 std::unique_ptr<Kernel> MakeGtsvKernel(ElementType type, int64_t batch,

@@ -1,10 +1,10 @@
-// getrf and potrf through the LAPACK of Kiln's BLAS library (OpenBLAS's,
+// getrf and potrf (lapack.h) through the LAPACK of Kiln's BLAS library (OpenBLAS's,
 // the code jaxlib's own LAPACK targets run; docs/exec.md, "Libraries"):
 // blocked, on the library's tuned BLAS-3, with LAPACK's own handling of
 // scaling, NaN and singular pivots. Each matrix is copied into a
 // column-major work array (lapack_util.h's tiled transposes), factored
 // there on one thread, and copied back; a batch's matrices over the cores.
-#include "exec/kernels/lapack_library.h"
+#include "exec/kernels/lapack.h"
 
 #include <cblas.h>
 
@@ -14,6 +14,7 @@
 #include "exec/executor.h"
 #include "exec/kernels/lapack_util.h"
 #include "exec/kernels/library_blas.h"
+#include "exec/kernels/run_time_error.h"
 #include "exec/parallel.h"
 
 // LAPACK's Fortran entry points in the library, under its `scipy_` prefix:
@@ -70,10 +71,6 @@ blasint Potrf(bool lower, blasint n, T* a, blasint lda) {
     scipy_zpotrf_(&uplo, &n, a, &lda, &info, 1);
   }
   return info;
-}
-
-bool FitsBlasInt(int64_t value) {
-  return value >= 0 && value <= std::numeric_limits<blasint>::max();
 }
 
 // Runs `factor(b)` for each matrix of a batch, the matrices over the cores
@@ -144,17 +141,28 @@ class LibraryPotrfKernel : public Kernel {
   bool lower_;
 };
 
+// A matrix with a dimension past the library's 32-bit integers (2^31
+// rows) fails when it runs, saying so.
+std::unique_ptr<Kernel> TooLargeForTheLibrary(const char* routine, int64_t m,
+                                              int64_t n) {
+  return MakeRunTimeErrorKernel(UnimplementedError(
+      routine, " of a ", m, " x ", n,
+      " matrix: a dimension is past the BLAS library's 32-bit integers"));
+}
+
 }  // namespace
 
-std::unique_ptr<Kernel> MakeLibraryGetrfKernel(ElementType type, int64_t batch,
-                                               int64_t m, int64_t n) {
-  if (!FitsBlasInt(m) || !FitsBlasInt(n)) return nullptr;
+std::unique_ptr<Kernel> MakeGetrfKernel(ElementType type, int64_t batch,
+                                        int64_t m, int64_t n) {
+  if (!FitsBlasInt(m) || !FitsBlasInt(n)) {
+    return TooLargeForTheLibrary("getrf", m, n);
+  }
   return lapack::MakeForType<LibraryGetrfKernel>(type, batch, m, n);
 }
 
-std::unique_ptr<Kernel> MakeLibraryPotrfKernel(ElementType type, int64_t batch,
-                                               int64_t n, bool lower) {
-  if (!FitsBlasInt(n)) return nullptr;
+std::unique_ptr<Kernel> MakePotrfKernel(ElementType type, int64_t batch,
+                                        int64_t n, bool lower) {
+  if (!FitsBlasInt(n)) return TooLargeForTheLibrary("potrf", n, n);
   return lapack::MakeForType<LibraryPotrfKernel>(type, batch, n, lower);
 }
 

@@ -14,10 +14,6 @@
 namespace kiln::exec {
 namespace {
 
-bool FitsBlasInt(int64_t value) {
-  return value >= 0 && value <= std::numeric_limits<blasint>::max();
-}
-
 // y = A x for A rows x columns (row-major, `lda` apart), with A transposed
 // when `transpose`, in the library's gemv for T.
 template <typename T>
@@ -88,6 +84,20 @@ constexpr int64_t kMinTileColumns = 64;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Runs `run(first, last)` over tasks [0, count): over the cores, holding
+// AllCoresMutex() as every kernel that takes them all does, when there are
+// several and their `work` (multiply-adds) pays for the hand-off; else on
+// this thread.
+template <typename Run>
+void RunTasks(int64_t count, double work, const Run& run) {
+  if (count > 1 && work >= 2 * kTileWork) {
+    std::lock_guard<std::mutex> all_cores(AllCoresMutex());
+    ParallelFor(count, 1, run);
+  } else {
+    run(0, count);
+  }
+}
+
 template <typename T>
 class LibraryMatmulKernel : public Kernel {
  public:
@@ -119,14 +129,8 @@ class LibraryMatmulKernel : public Kernel {
                 out + (b * m_ + row) * n_ + column, n_);
       }
     };
-    const int64_t tiles = batch_ * per_batch;
-    const double work = static_cast<double>(batch_) * m_ * k_ * n_;
-    if (tiles > 1 && work >= 2 * kTileWork) {
-      std::lock_guard<std::mutex> all_cores(AllCoresMutex());
-      ParallelFor(tiles, 1, run_tiles);
-    } else {
-      run_tiles(0, tiles);
-    }
+    RunTasks(batch_ * per_batch, static_cast<double>(batch_) * m_ * k_ * n_,
+             run_tiles);
     if (ctx.cancelled()) return ctx.CancelledStatus();
     return OkStatus();
   }
@@ -203,14 +207,8 @@ class LibraryTriangularSolveKernel : public Kernel {
                 left ? count : cols_, a_all + b * m_ * m_, m_, x, cols_);
       }
     };
-    const int64_t tasks = batch_ * blocks;
-    const double work = static_cast<double>(batch_) * m_ * m_ * independent;
-    if (tasks > 1 && work >= 2 * kTileWork) {
-      std::lock_guard<std::mutex> all_cores(AllCoresMutex());
-      ParallelFor(tasks, 1, solve);
-    } else {
-      solve(0, tasks);
-    }
+    RunTasks(batch_ * blocks, static_cast<double>(batch_) * m_ * m_ * independent,
+             solve);
     if (ctx.cancelled()) return ctx.CancelledStatus();
     return OkStatus();
   }
@@ -249,6 +247,10 @@ std::unique_ptr<Kernel> MakeLibraryTriangularSolveKernel(
     default:
       return nullptr;
   }
+}
+
+bool FitsBlasInt(int64_t value) {
+  return value >= 0 && value <= std::numeric_limits<blasint>::max();
 }
 
 void UseOneLibraryThreadPerCall() {

@@ -38,6 +38,9 @@ std::unique_ptr<Kernel> MakeLibraryTriangularSolveKernel(
     ElementType type, int64_t batch, int64_t m, int64_t rows, int64_t cols,
     bool left_side, bool lower, bool unit_diagonal, int transpose);
 
+// Whether `value` fits the library's integers (32 bits).
+bool FitsBlasInt(int64_t value);
+
 // Sets the library to one thread per call, once for the process: every
 // kernel calls it before its first call into the library.
 void UseOneLibraryThreadPerCall();
