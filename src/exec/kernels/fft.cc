@@ -50,12 +50,12 @@ Lines LinesAlong(const std::vector<int64_t>& dims, int64_t dim) {
 }
 
 // Calls `body(outer_begin, outer_end, inner_begin, inner_end)` over the
-// chunks of `lines` (sized by the longer of the two sides' line lengths),
+// chunks of `lines` (for a real transform, the real side's, the longer),
 // the chunks over the cores.
 template <typename Body>
-void ForEachChunk(const Lines& lines, int64_t length, Body&& body) {
-  const int64_t per_chunk =
-      std::max<int64_t>(1, kChunkElements / std::max<int64_t>(1, length));
+void ForEachChunk(const Lines& lines, Body&& body) {
+  const int64_t per_chunk = std::max<int64_t>(
+      1, kChunkElements / std::max<int64_t>(1, lines.length));
   if (lines.outer > 1 || lines.inner == 1) {
     const int64_t outer_per_chunk =
         std::max<int64_t>(1, per_chunk / std::max<int64_t>(1, lines.inner));
@@ -112,8 +112,7 @@ void ComplexPass(const Complex<T>* in, Complex<T>* out,
                  const std::vector<int64_t>& dims, int64_t dim, bool forward,
                  T scale) {
   const Lines lines = LinesAlong(dims, dim);
-  ForEachChunk(lines, lines.length, [&](int64_t o0, int64_t o1, int64_t i0,
-                                        int64_t i1) {
+  ForEachChunk(lines, [&](int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
     ChunkView v = ViewOf(lines, lines.length, o0, o1, i0, i1);
     ducc::c2c(ducc::cfmav<Complex<T>>(in + v.offset, v.shape, v.strides),
               ducc::vfmav<Complex<T>>(out + v.offset, v.shape, v.strides),
@@ -121,17 +120,25 @@ void ComplexPass(const Complex<T>* in, Complex<T>* out,
   });
 }
 
+// Calls `body(real, spectrum)` with the views of each chunk of a pass along
+// the last dimension of `dims` (the real side's), from the real array's
+// lines and the half-spectrum's (length / 2 + 1 bins).
+template <typename Body>
+void ForEachHalfSpectrumChunk(const std::vector<int64_t>& dims, Body&& body) {
+  const Lines lines = LinesAlong(dims, static_cast<int64_t>(dims.size()) - 1);
+  const int64_t half = lines.length / 2 + 1;
+  ForEachChunk(lines, [&](int64_t o0, int64_t o1, int64_t i0, int64_t i1) {
+    body(ViewOf(lines, lines.length, o0, o1, i0, i1),
+         ViewOf(lines, half, o0, o1, i0, i1));
+  });
+}
+
 // Real to half-spectrum along the last dimension of `dims` (the real side).
 template <typename T>
 void RealToComplexPass(const T* in, Complex<T>* out,
                        const std::vector<int64_t>& dims) {
-  const int64_t dim = static_cast<int64_t>(dims.size()) - 1;
-  const Lines lines = LinesAlong(dims, dim);
-  const int64_t half = lines.length / 2 + 1;
-  ForEachChunk(lines, lines.length, [&](int64_t o0, int64_t o1, int64_t i0,
-                                        int64_t i1) {
-    ChunkView real = ViewOf(lines, lines.length, o0, o1, i0, i1);
-    ChunkView spectrum = ViewOf(lines, half, o0, o1, i0, i1);
+  ForEachHalfSpectrumChunk(dims, [&](const ChunkView& real,
+                                     const ChunkView& spectrum) {
     ducc::r2c(ducc::cfmav<T>(in + real.offset, real.shape, real.strides),
               ducc::vfmav<Complex<T>>(out + spectrum.offset, spectrum.shape,
                                       spectrum.strides),
@@ -145,13 +152,8 @@ void RealToComplexPass(const T* in, Complex<T>* out,
 template <typename T>
 void ComplexToRealPass(const Complex<T>* in, T* out,
                        const std::vector<int64_t>& dims, T scale) {
-  const int64_t dim = static_cast<int64_t>(dims.size()) - 1;
-  const Lines lines = LinesAlong(dims, dim);
-  const int64_t half = lines.length / 2 + 1;
-  ForEachChunk(lines, lines.length, [&](int64_t o0, int64_t o1, int64_t i0,
-                                        int64_t i1) {
-    ChunkView real = ViewOf(lines, lines.length, o0, o1, i0, i1);
-    ChunkView spectrum = ViewOf(lines, half, o0, o1, i0, i1);
+  ForEachHalfSpectrumChunk(dims, [&](const ChunkView& real,
+                                     const ChunkView& spectrum) {
     ducc::c2r(ducc::cfmav<Complex<T>>(in + spectrum.offset, spectrum.shape,
                                       spectrum.strides),
               ducc::vfmav<T>(out + real.offset, real.shape, real.strides),
@@ -159,10 +161,22 @@ void ComplexToRealPass(const Complex<T>* in, T* out,
   });
 }
 
-// Whether every element type of the transform is the native one of
-// precision T (f32/c64 or f64/c128); others are staged through it.
+// Whether a transform of `type` (on either side) computes in double
+// precision; f32 and c64 transforms, and types staged through them,
+// compute in single.
 bool IsDoublePrecision(ElementType type) {
   return type == ElementType::kF64 || type == ElementType::kC128;
+}
+
+// The element type whose arrays are E's: f32, f64, c64 or c128. A side of
+// another type is staged through an array of E.
+template <typename E>
+constexpr ElementType NativeType() {
+  if constexpr (std::is_floating_point_v<E>) {
+    return sizeof(E) == 8 ? ElementType::kF64 : ElementType::kF32;
+  } else {
+    return sizeof(E) == 16 ? ElementType::kC128 : ElementType::kC64;
+  }
 }
 
 class FftKernel : public Kernel {
@@ -213,10 +227,7 @@ class FftKernel : public Kernel {
   const E* Operand(const std::byte* in, std::vector<E>& staged) const {
     const int64_t count = NumElements(input_.dims);
     constexpr bool kComplex = !std::is_floating_point_v<E>;
-    const ElementType native =
-        kComplex ? (sizeof(E) == 16 ? ElementType::kC128 : ElementType::kC64)
-                 : (sizeof(E) == 8 ? ElementType::kF64 : ElementType::kF32);
-    if (input_.type == native) return reinterpret_cast<const E*>(in);
+    if (input_.type == NativeType<E>()) return reinterpret_cast<const E*>(in);
     staged.resize(count);
     for (int64_t i = 0; i < count; ++i) {
       if constexpr (kComplex) {
@@ -244,14 +255,9 @@ class FftKernel : public Kernel {
   // Whether the result slot holds E's type, so passes may write it.
   template <typename E>
   bool ResultIsNative() const {
-    if constexpr (std::is_floating_point_v<E>) {
-      return output_.type ==
-             (sizeof(E) == 8 ? ElementType::kF64 : ElementType::kF32);
-    } else {
-      return output_.type ==
-             (sizeof(E) == 16 ? ElementType::kC128 : ElementType::kC64);
-    }
+    return output_.type == NativeType<E>();
   }
+
 
   template <typename T>
   void Transform(const std::byte* in, std::byte* out) const {
