@@ -71,6 +71,19 @@ SRC
   find "$PB_PREFIX/include" -type f ! -name '*.h' ! -name '*.inc' -delete
 fi
 
+# pypi_download DIR ARGS...: fetches a pinned package from the Python package
+# index into DIR with pip (installed from Debian where the system's Python
+# has none), without installing it: only its files are used.
+pypi_download() {
+  local dir="$1"
+  shift
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >/dev/null
+  fi
+  python3 -m pip download -q --disable-pip-version-check --no-deps -d "$dir" "$@"
+}
+
 # OpenBLAS with LAPACK: the scipy-openblas32 wheel from the Python package
 # index, the build NumPy and SciPy ship (and so the LAPACK jaxlib calls).
 # One self-contained library, built for manylinux (glibc 2.27) with every
@@ -81,14 +94,9 @@ OPENBLAS_VERSION="0.3.34.481.3"
 OPENBLAS_PREFIX="$DEPS/scipy-openblas32-$OPENBLAS_VERSION"
 if [ ! -f "$OPENBLAS_PREFIX/lib/libscipy_openblas.so" ]; then
   echo "setup: fetching scipy-openblas32 $OPENBLAS_VERSION into $OPENBLAS_PREFIX"
-  if ! python3 -m pip --version >/dev/null 2>&1; then
-    as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >/dev/null
-  fi
   WHEEL_DIR="$(mktemp -d)"
-  python3 -m pip download -q --disable-pip-version-check --no-deps \
-    --only-binary=:all: --platform manylinux_2_28_x86_64 \
-    -d "$WHEEL_DIR" "scipy-openblas32==$OPENBLAS_VERSION"
+  pypi_download "$WHEEL_DIR" --only-binary=:all: --platform manylinux_2_28_x86_64 \
+    "scipy-openblas32==$OPENBLAS_VERSION"
   python3 -m zipfile -e "$WHEEL_DIR"/scipy_openblas32-*.whl "$WHEEL_DIR/unpacked"
   mkdir -p "$OPENBLAS_PREFIX"
   cp -r "$WHEEL_DIR/unpacked/scipy_openblas32/include" "$WHEEL_DIR/unpacked/scipy_openblas32/lib" \
@@ -107,13 +115,8 @@ DUCC_VERSION="0.42.0"
 DUCC_PREFIX="$DEPS/ducc0-$DUCC_VERSION"
 if [ ! -f "$DUCC_PREFIX/src/ducc0/fft/fft.h" ]; then
   echo "setup: fetching the ducc0 $DUCC_VERSION sources into $DUCC_PREFIX"
-  if ! python3 -m pip --version >/dev/null 2>&1; then
-    as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >/dev/null
-  fi
   SDIST_DIR="$(mktemp -d)"
-  python3 -m pip download -q --disable-pip-version-check --no-deps \
-    --no-binary ducc0 -d "$SDIST_DIR" "ducc0==$DUCC_VERSION"
+  pypi_download "$SDIST_DIR" --no-binary ducc0 "ducc0==$DUCC_VERSION"
   tar -xzf "$SDIST_DIR/ducc0-$DUCC_VERSION.tar.gz" -C "$SDIST_DIR"
   mkdir -p "$DUCC_PREFIX/src/ducc0"
   for part in fft infra math; do
