@@ -35,6 +35,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 import report  # noqa: E402
+import worker  # noqa: E402  (only its stdlib-level helpers)
 
 
 def parse_arguments(argv):
@@ -290,15 +291,11 @@ def figures(record):
 
 
 def machine_info():
-    model = None
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            model = next((line.split(":", 1)[1].strip() for line in f
-                          if line.startswith("model name")), None)
-    except OSError:
-        pass
-    return {"cpu": model, "cores_available": len(os.sched_getaffinity(0)),
-            "load_average_start": list(os.getloadavg())}
+    """The suite's description of the machine (bench/suite/run.py), its
+    load average taken as this run's start."""
+    info = worker.suite_module("run").machine_info()
+    info["load_average_start"] = info.pop("load_average")
+    return info
 
 
 def main(argv=None) -> int:

@@ -84,6 +84,8 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 
+from model import adam, forward, init_adam, loss_fn  # noqa: E402  (beside this file)
+
 if ARGS.devices > 1:
     jax.config.update("jax_num_cpu_devices", ARGS.devices)
 
@@ -176,35 +178,6 @@ def init_params(seed, hidden):
                  np.float32),
              "b": np.zeros((n,), np.float32)}
             for m, n in zip(sizes[:-1], sizes[1:])]
-
-
-def init_adam(params):
-    zeros = [{k: np.zeros_like(v) for k, v in layer.items()} for layer in params]
-    return {"m": zeros, "v": [dict(layer) for layer in zeros],
-            "t": np.zeros((), np.int32)}
-
-
-def forward(params, x):
-    for layer in params[:-1]:
-        x = jax.nn.relu(x @ layer["w"] + layer["b"])
-    return x @ params[-1]["w"] + params[-1]["b"]
-
-
-def loss_fn(params, x, y):
-    logits = forward(params, x)
-    log_probs = jax.nn.log_softmax(logits)
-    return -jnp.mean(jnp.take_along_axis(log_probs, y[:, None], axis=1))
-
-
-def adam(params, grads, state, lr, b1=0.9, b2=0.999, eps=1e-8):
-    t = state["t"] + 1
-    m = jax.tree.map(lambda m, g: b1 * m + (1 - b1) * g, state["m"], grads)
-    v = jax.tree.map(lambda v, g: b2 * v + (1 - b2) * g * g, state["v"], grads)
-    tf = t.astype(jnp.float32)
-    scale = lr * jnp.sqrt(1 - b2 ** tf) / (1 - b1 ** tf)
-    params = jax.tree.map(lambda p, m, v: p - scale * m / (jnp.sqrt(v) + eps),
-                          params, m, v)
-    return params, {"m": m, "v": v, "t": t}
 
 
 def batch_of(x_all, y_all, perm, t, batch, shard, shards):
