@@ -1,8 +1,6 @@
-// The BLAS pieces of Kiln's own linear algebra (linalg.cc's f32 blocked
-// substitutions, the reductions of lapack_util.h, lapack_eigen.cc and
-// lapack_svd.cc): the trailing updates, where most of their
-// multiply-adds are, through oneDNN's sgemm on the machine's cores, and
-// the row updates inside a block, in the widest vectors the CPU has.
+// The vector loops of Kiln's own linear algebra (the reductions of
+// lapack_util.h, lapack_eigen.cc and lapack_svd.cc), in the widest
+// vectors the CPU has.
 #ifndef KILN_EXEC_KERNELS_BLAS_H_
 #define KILN_EXEC_KERNELS_BLAS_H_
 
@@ -11,15 +9,6 @@
 #include "base/status.h"
 
 namespace kiln::exec {
-
-// C = alpha op(A) op(B) + beta C over row-major matrices. op(A) is m x k (A
-// itself k x m when `transpose_a`), op(B) k x n, C m x n; lda, ldb and ldc are
-// the distances between rows. Holds AllCoresMutex() (base/thread_pool.h) while
-// oneDNN's threads compute, as every oneDNN kernel does. With k = 0, C = beta
-// C.
-Status Sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
-             int64_t k, float alpha, const float* a, int64_t lda,
-             const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 // y[i] = y[i] - f * x[i] for i in [0, n): a product, then a difference,
 // each rounded (kernels build with -ffp-contract=off), as the plain loop
