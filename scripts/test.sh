@@ -8,26 +8,35 @@
 #   KILN_SKIP_PYTHON=1      only the C++ tests (no virtual environment)
 #   KILN_SKIP_SANITIZERS=1  not the sanitizer runs
 set -euo pipefail
+# Each stage says how long it took, so that a slow CI run names its slow stage.
+stage_start=$SECONDS
+stage() { echo "--- [$((SECONDS - stage_start)) s so far] $*"; }
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${KILN_BUILD_DIR:-$ROOT/build}"
 VENV="${KILN_VENV:-$ROOT/.venv}"
+stage "setup"
 "$ROOT/scripts/setup.sh"
 [ -n "${KILN_SKIP_PYTHON:-}" ] || "$ROOT/scripts/setup_python.sh"
+stage "build"
 "$ROOT/scripts/build.sh"
 export KILN_SHARED_DIR="${KILN_SHARED_DIR:-$ROOT/../shared}"
 status=0
+stage "ctest"
 (cd "$BUILD" && ctest --output-on-failure -j "$(nproc)" ${KILN_CTEST_ARGS:-}) || status=$?
 # What the corpus and ABI tests counted (CTest keeps their output in its log).
-echo "--- corpus and ABI counts"
+stage "corpus and ABI counts"
 grep -hE '^(\[ corpus +\] |ABI |PJRT slots|vhlo golden|rejected [0-9]|text fuzz|[A-Za-z/ ()]+: [0-9]+ passed)' \
   "$BUILD/Testing/Temporary/LastTest.log" | sort -u || true
 if [ -z "${KILN_SKIP_SANITIZERS:-}" ]; then
-  echo "--- the C++ tests under sanitizers"
+  stage "the C++ tests under sanitizers"
   "$ROOT/scripts/test_sanitizers.sh" || status=$?
 fi
-[ -z "${KILN_SKIP_PYTHON:-}" ] || exit "$status"
+if [ -n "${KILN_SKIP_PYTHON:-}" ]; then
+  stage "done, status $status"
+  exit "$status"
+fi
 
-echo "--- JAX on Kiln"
+stage "JAX on Kiln (wheel, then python/tests)"
 "$ROOT/scripts/build_wheel.sh" >/dev/null
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall \
   --no-deps "${KILN_DIST_DIR:-$ROOT/dist}"/kiln_pjrt-*.whl
@@ -37,11 +46,12 @@ export KILN_BUILD_DIR="$BUILD"
 # From the tests' folder: python/ itself holds the package's sources, which
 # would shadow the installed wheel (and its library) on sys.path.
 (cd "$ROOT/python/tests" && "$VENV/bin/python" -m pytest -q -p no:cacheprovider) || status=$?
-echo "--- JAX's own test modules (CI set), cpu and kiln"
+stage "JAX's own test modules (CI set), cpu and kiln"
 "$VENV/bin/python" "$ROOT/python/tools/run_jax_tests.py" --set ci --cases 3 \
   --min-ratio 0.99 --record "$BUILD/jax-tests-ci.json" || status=$?
-echo "--- JAX's multi-device modules of the CI set, 8 devices on each backend"
+stage "JAX's multi-device modules of the CI set, 8 devices on each backend"
 "$VENV/bin/python" "$ROOT/python/tools/run_jax_tests.py" --devices 8 --cases 1 \
   pmap_test multi_device_test pjit_test shard_map_test --min-multi-ratio 0.95 \
   --record "$BUILD/jax-tests-ci-multi.json" || status=$?
+stage "done, status $status"
 exit "$status"
