@@ -75,14 +75,22 @@ list(GET KILN_DUCC_PREFIXES 0 KILN_DUCC_PREFIX)
 if(NOT KILN_DUCC_PREFIX OR NOT EXISTS "${KILN_DUCC_PREFIX}/src/ducc0/fft/fft.h")
   message(FATAL_ERROR "DUCC (ducc0 sources) not found under ${KILN_DEPS_DIR}; run scripts/setup.sh")
 endif()
+# The FFT functions are instantiated by Kiln's own file, for the functions
+# and types Kiln calls only (DUCC's instantiation files build every
+# transform in three precisions).
 add_library(kiln_ducc_fft STATIC
-  ${KILN_DUCC_PREFIX}/src/ducc0/fft/fft_inst1.cc
-  ${KILN_DUCC_PREFIX}/src/ducc0/fft/fft_inst2.cc
+  ${PROJECT_SOURCE_DIR}/third_party/ducc_fft_instances.cc
   ${KILN_DUCC_PREFIX}/src/ducc0/infra/mav.cc
   ${KILN_DUCC_PREFIX}/src/ducc0/infra/threading.cc)
 target_include_directories(kiln_ducc_fft SYSTEM PUBLIC ${KILN_DUCC_PREFIX}/src)
 set_property(TARGET kiln_ducc_fft PROPERTY COMPILE_OPTIONS "")
-target_compile_options(kiln_ducc_fft PRIVATE -O3 -ffp-contract=off -w)
+# Sanitizer builds keep their build type's optimization, as Kiln's kernels
+# do there (src/exec/CMakeLists.txt).
+if(KILN_SANITIZE)
+  target_compile_options(kiln_ducc_fft PRIVATE -ffp-contract=off -w)
+else()
+  target_compile_options(kiln_ducc_fft PRIVATE -O3 -ffp-contract=off -w)
+endif()
 # No thread pool of DUCC's own (its default starts one per process on first
 # use); its names in a namespace of Kiln's, apart from any other copy of
 # DUCC in the process.

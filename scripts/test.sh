@@ -4,7 +4,8 @@
 # every result compared with JAX's CPU backend in the same process) and JAX's
 # own test modules of the CI set on cpu and on kiln side by side.
 # In between, the C++ tests again under ASan+UBSan and TSan
-# (scripts/test_sanitizers.sh).
+# (scripts/test_sanitizers.sh ci: what reads outside input, and the
+# concurrency tests).
 #   KILN_SKIP_PYTHON=1      only the C++ tests (no virtual environment)
 #   KILN_SKIP_SANITIZERS=1  not the sanitizer runs
 set -euo pipefail
@@ -29,7 +30,7 @@ grep -hE '^(\[ corpus +\] |ABI |PJRT slots|vhlo golden|rejected [0-9]|text fuzz|
   "$BUILD/Testing/Temporary/LastTest.log" | sort -u || true
 if [ -z "${KILN_SKIP_SANITIZERS:-}" ]; then
   stage "the C++ tests under sanitizers"
-  "$ROOT/scripts/test_sanitizers.sh" || status=$?
+  "$ROOT/scripts/test_sanitizers.sh" ci || status=$?
 fi
 if [ -n "${KILN_SKIP_PYTHON:-}" ]; then
   stage "done, status $status"
@@ -47,11 +48,17 @@ export KILN_BUILD_DIR="$BUILD"
 # would shadow the installed wheel (and its library) on sys.path.
 (cd "$ROOT/python/tests" && "$VENV/bin/python" -m pytest -q -p no:cacheprovider) || status=$?
 stage "JAX's own test modules (CI set), cpu and kiln"
+# XLA:CPU's results come from python/jax_tests_cpu_ci.json where it holds
+# them for this JAX and these test files (else cpu runs here too): they
+# depend on nothing of Kiln's (docs/jax.md, "the cpu baseline").
+CPU_BASELINE="$ROOT/python/jax_tests_cpu_ci.json"
 "$VENV/bin/python" "$ROOT/python/tools/run_jax_tests.py" --set ci --cases 3 \
+  --cpu-baseline "$CPU_BASELINE" \
   --min-ratio 0.99 --record "$BUILD/jax-tests-ci.json" || status=$?
 stage "JAX's multi-device modules of the CI set, 8 devices on each backend"
 "$VENV/bin/python" "$ROOT/python/tools/run_jax_tests.py" --devices 8 --cases 1 \
   pmap_test multi_device_test pjit_test shard_map_test --min-multi-ratio 0.95 \
+  --cpu-baseline "$CPU_BASELINE" \
   --record "$BUILD/jax-tests-ci-multi.json" || status=$?
 stage "done, status $status"
 exit "$status"
