@@ -2,7 +2,7 @@
 # Sets up, builds, and runs every test: the C++ tests (unit, ABI check, corpus
 # runs) with CTest, then JAX on Kiln: Kiln's own JAX suite (python/tests,
 # every result compared with JAX's CPU backend in the same process) and JAX's
-# own test modules of the CI set on cpu and on kiln side by side.
+# own test modules of the CI set on kiln, against cpu's recorded results.
 # In between, the C++ tests again under ASan+UBSan and TSan
 # (scripts/test_sanitizers.sh ci: what reads outside input, and the
 # concurrency tests).
@@ -47,7 +47,7 @@ export KILN_BUILD_DIR="$BUILD"
 # From the tests' folder: python/ itself holds the package's sources, which
 # would shadow the installed wheel (and its library) on sys.path.
 (cd "$ROOT/python/tests" && "$VENV/bin/python" -m pytest -q -p no:cacheprovider) || status=$?
-stage "JAX's own test modules (CI set), cpu and kiln"
+stage "JAX's own test modules (CI set) on kiln, against cpu"
 # XLA:CPU's results come from python/jax_tests_cpu_ci.json where it holds
 # them for this JAX and these test files (else cpu runs here too): they
 # depend on nothing of Kiln's (docs/jax.md, "the cpu baseline").
@@ -55,7 +55,7 @@ CPU_BASELINE="$ROOT/python/jax_tests_cpu_ci.json"
 "$VENV/bin/python" "$ROOT/python/tools/run_jax_tests.py" --set ci --cases 3 \
   --cpu-baseline "$CPU_BASELINE" \
   --min-ratio 0.99 --record "$BUILD/jax-tests-ci.json" || status=$?
-stage "JAX's multi-device modules of the CI set, 8 devices on each backend"
+stage "JAX's multi-device modules of the CI set on 8 kiln devices, against cpu's 8"
 "$VENV/bin/python" "$ROOT/python/tools/run_jax_tests.py" --devices 8 --cases 1 \
   pmap_test multi_device_test pjit_test shard_map_test --min-multi-ratio 0.95 \
   --cpu-baseline "$CPU_BASELINE" \

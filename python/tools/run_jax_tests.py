@@ -22,6 +22,8 @@ the commands in docs/jax.md ("the cpu baseline").
 
 import argparse
 import collections
+import hashlib
+import importlib.metadata
 import json
 import os
 import re
@@ -93,8 +95,6 @@ def parse_junit(path: str) -> dict[str, tuple[str, str]]:
 def module_fingerprint(module: str, args) -> dict:
     """What a cpu run's results depend on: JAX's version, the module's file
     and its parameters. A cpu baseline is used only where all of it matches."""
-    import hashlib
-    import importlib.metadata
     path = os.path.join(shared_dir(), "jax-tests", "tests", f"{module}.py")
     with open(path, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
