@@ -1,7 +1,9 @@
 """JAX's linear algebra on Kiln against JAX's CPU backend, in one process.
 
 On both backends these lower to JAX's LAPACK FFI custom calls (lapack_*_ffi),
-which XLA:CPU runs with LAPACK and Kiln with its own kernels. Results that
+which XLA:CPU and Kiln both run with LAPACK (Kiln calls the LAPACK of its
+BLAS library, a build of the same OpenBLAS; each computes a batch's matrices
+on its own threads, each matrix on one). Results that
 LAPACK defines uniquely (eigenvalues, singular values, LU, Cholesky, the
 Householder forms of QR, Hessenberg and tridiagonal reduction) are compared
 directly; eigenvectors, singular vectors and Schur vectors, which are unique

@@ -185,8 +185,49 @@ def _check_svd(got, want, a):
                   "U diag(s) Vt = A")
 
 
+def _check_eig(got, want):
+    # The recorded module decomposes a constant: arange(n * n) as an n x n
+    # matrix, as JAX's own compatibility test builds it. It has rank 2, so
+    # zero is an eigenvalue of multiplicity n - 2 and any orthonormal-ish
+    # basis of the null space is an answer: XLA:CPU today gives another one
+    # than the recording (in the same process, Kiln gives XLA:CPU's bits).
+    # What defines the vectors is checked instead.
+    (w, vl, vr), (w_rec, _, _) = got, want
+    n = w.shape[-1]
+    _assert_close(w, w_rec, "eigenvalues")
+    a = np.arange(n * n, dtype=np.float64).reshape(n, n).astype(vr.dtype)
+    _assert_close(a @ vr, vr * w[None, :], "A vr = vr diag(w)")
+    _assert_close(_adjoint(vl) @ a, w[:, None] * _adjoint(vl),
+                  "vl^H A = diag(w) vl^H")
+    for v, what in ((vl, "vl"), (vr, "vr")):
+        _assert_close(np.linalg.norm(v, axis=0).astype(w_rec.real.dtype),
+                      np.ones(n, w_rec.real.dtype), f"unit columns of {what}")
+
+
+def _check_schur(got, want):
+    # The same constant matrix as _check_eig's, whose null space makes the
+    # Schur vectors past the first two a choice (XLA:CPU's differ from the
+    # recording too): checks A = Z T Z^H, Z unitary, T quasi-triangular,
+    # and T's eigenvalues against the recorded T's.
+    (t, z), (t_rec, _) = got, want
+    n = t.shape[-1]
+    a = np.arange(n * n, dtype=np.float64).reshape(n, n).astype(z.dtype)
+    _assert_close(z @ t @ _adjoint(z), a, "Z T Z^H = A")
+    _assert_close(_adjoint(z) @ z, np.eye(n, dtype=z.dtype), "Z^H Z = I")
+    assert not np.any(np.tril(t, -2)), "T is not quasi-triangular"
+    # In double, compared at T's own precision's tolerance.
+    complex_type = np.result_type(t.dtype, np.complex64)
+    eigenvalues = lambda m: np.sort_complex(np.linalg.eigvals(
+        m.astype(np.complex128))).astype(complex_type)
+    _assert_close(eigenvalues(t), eigenvalues(t_rec), "eigenvalues of T")
+
+
 def _family(name):
     module = name.split("/")[0]
+    if module == "cpu_schur_lapack_gees":
+        return "schur"
+    if module == "cpu_eig_lapack_geev":
+        return "eig"
     if "eigh" in module or module == "tpu_Eigh":
         return "eigh"
     if "svd" in module:
@@ -211,6 +252,10 @@ def test_recorded_export_gives_the_recorded_results(name):
     family = _family(name)
     if family == "eigh":
         _check_eigh(got, want)
+    elif family == "eig":
+        _check_eig(got, want)
+    elif family == "schur":
+        _check_schur(got, want)
     elif family == "svd":
         _check_svd(got, want, data["inputs"][0])
     else:

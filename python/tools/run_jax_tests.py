@@ -207,7 +207,8 @@ def plugin_in_use() -> str:
 
 
 def stage_plugin():
-    """Points KILN_PLUGIN_LIBRARY at a copy of the library for the run: a
+    """Points KILN_PLUGIN_LIBRARY at a copy of the library (and of the
+    libraries beside it) for the run: a
     rebuild during a long run would otherwise replace it under the test
     processes that start afterwards, which then fail to load it (a whole
     module reads as failed). Returns the directory holding the copy (None
@@ -216,9 +217,14 @@ def stage_plugin():
     if not override or not os.path.isfile(override):
         return None
     staging = tempfile.TemporaryDirectory(prefix="kiln-plugin-")
-    copy = os.path.join(staging.name, os.path.basename(override))
-    shutil.copy2(override, copy)
-    os.environ["KILN_PLUGIN_LIBRARY"] = copy
+    # The libraries beside it too: the plugin finds the ones it bundles
+    # (OpenBLAS) in its own directory ($ORIGIN).
+    folder = os.path.dirname(os.path.abspath(override))
+    for name in os.listdir(folder):
+        if ".so" in name and os.path.isfile(os.path.join(folder, name)):
+            shutil.copy2(os.path.join(folder, name), staging.name)
+    os.environ["KILN_PLUGIN_LIBRARY"] = os.path.join(
+        staging.name, os.path.basename(override))
     return staging
 
 

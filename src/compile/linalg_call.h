@@ -385,11 +385,14 @@ Status LowerSytrd(LinalgCall& call, bool lower);
 // (none), 2 (a^T) or 3 (a^H).
 Status LowerTrsm(LinalgCall& call, bool left_side, bool lower, int transpose,
                  bool unit_diagonal);
-Status LowerSvd(LinalgCall& call);
+// gesdd and gesvd: the same contract, computed by divide and conquer or by
+// QR iterations as named.
+Status LowerGesdd(LinalgCall& call);
+Status LowerGesvd(LinalgCall& call);
 // a -> a, s, u, vt, info with U and V^H as results `u_result` and
-// `vt_result` (2 and 3, or swapped).
+// `vt_result` (2 and 3, or swapped), by divide and conquer unless told.
 Status LowerSvd(LinalgCall& call, bool compute_uv, bool full, int u_result,
-                int vt_result);
+                int vt_result, bool divide_and_conquer = true);
 
 }  // namespace kiln::compile
 

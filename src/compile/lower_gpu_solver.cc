@@ -148,7 +148,8 @@ Status LowerGesvdj(LinalgCall& call, bool compute_uv, bool full) {
   vt_dims.push_back(n);
   SlotId vt = call.lowering().NewTemp({call.type(), vt_dims});
   call.Emit(
-      exec::MakeSvdKernel(call.type(), call.batch(), m, n, compute_uv, full),
+      exec::MakeSvdKernel(call.type(), call.batch(), m, n, compute_uv, full,
+                          /*divide_and_conquer=*/true),
       {a}, {a_out, s, u, vt, info});
   call.Emit(exec::MakeAdjointKernel(call.type(), call.batch(), v_cols, n), {vt},
             {v});

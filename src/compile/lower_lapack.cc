@@ -196,8 +196,9 @@ Status LowerSyevd(LinalgCall& call, bool lower, bool vectors) {
   return OkStatus();
 }
 
-// gesdd and gesvd share the contract; Kiln computes both the same way.
-Status LowerSvd(LinalgCall& call) {
+namespace {
+
+Status LowerLapackSvd(LinalgCall& call, bool divide_and_conquer) {
   RETURN_IF_ERROR(call.Begin(1, 5));
   ASSIGN_OR_RETURN(char mode, call.CharAttr("mode", "ASNO"));
   if (mode == 'O') {
@@ -210,11 +211,18 @@ Status LowerSvd(LinalgCall& call) {
     ASSIGN_OR_RETURN(std::vector<int64_t> u_dims, call.ResultDims(2, 2));
     full = u_dims[1] == mn.first;
   }
-  return LowerSvd(call, mode != 'N', full, /*u_result=*/2, /*vt_result=*/3);
+  return LowerSvd(call, mode != 'N', full, /*u_result=*/2, /*vt_result=*/3,
+                  divide_and_conquer);
 }
 
+}  // namespace
+
+Status LowerGesdd(LinalgCall& call) { return LowerLapackSvd(call, true); }
+
+Status LowerGesvd(LinalgCall& call) { return LowerLapackSvd(call, false); }
+
 Status LowerSvd(LinalgCall& call, bool compute_uv, bool full, int u_result,
-                int vt_result) {
+                int vt_result, bool divide_and_conquer) {
   ASSIGN_OR_RETURN(auto mn, MatrixOperand(call));
   auto [m, n] = mn;
   const int64_t k = std::min(m, n);
@@ -227,7 +235,8 @@ Status LowerSvd(LinalgCall& call, bool compute_uv, bool full, int u_result,
                    call.Result(vt_result, call.type(), {full ? n : k, n}));
   ASSIGN_OR_RETURN(SlotId info, call.Result(4, ElementType::kI32, {}));
   call.Emit(
-      exec::MakeSvdKernel(call.type(), call.batch(), m, n, compute_uv, full),
+      exec::MakeSvdKernel(call.type(), call.batch(), m, n, compute_uv, full,
+                          divide_and_conquer),
       {a}, {a_out, s, u, vt, info});
   return OkStatus();
 }
@@ -417,7 +426,7 @@ constexpr Routine kRoutines[] = {
     {"geqp3", "geqp3", LowerGeqp3}, {"orgqr", "ungqr", LowerOrgqr},
     {"ormqr", "unmqr", LowerOrmqr}, {"potrf", "potrf", LowerPotrf},
     {"trsm", "trsm", LowerTrsm},    {"syevd", "heevd", LowerSyevd},
-    {"gesdd", "gesdd", LowerSvd},   {"gesvd", "gesvd", LowerSvd},
+    {"gesdd", "gesdd", LowerGesdd}, {"gesvd", "gesvd", LowerGesvd},
     {"gees", "gees", LowerGees},    {"geev", "geev", LowerGeev},
     {"gehrd", "gehrd", LowerGehrd}, {"sytrd", "hetrd", LowerSytrd},
     {"gtsv", "gtsv", LowerGtsv},

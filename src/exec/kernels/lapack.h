@@ -109,12 +109,14 @@ std::unique_ptr<Kernel> MakeGeesKernel(ElementType type, int64_t batch,
 std::unique_ptr<Kernel> MakeGeevKernel(ElementType type, int64_t batch,
                                        int64_t n, bool left, bool right);
 
-// gesdd / gesvd: a [batch, m, n] -> a (unchanged), s [batch, min(m, n)]
-// descending, u [batch, m, m or min(m, n)], vt [batch, n or min(m, n), n]
-// (zero when `compute_uv` is false), info.
+// gesdd (`divide_and_conquer`) / gesvd: a [batch, m, n] -> a (unchanged),
+// s [batch, min(m, n)] descending, u [batch, m, m or min(m, n)], vt
+// [batch, n or min(m, n), n] (zero when `compute_uv` is false), info (-4
+// and NaN results for a matrix that is not finite).
 std::unique_ptr<Kernel> MakeSvdKernel(ElementType type, int64_t batch,
                                       int64_t m, int64_t n, bool compute_uv,
-                                      bool full_matrices);
+                                      bool full_matrices,
+                                      bool divide_and_conquer);
 
 // jaxlib's GPU lu_pivots_to_permutation: pivots [batch, k] (0-based row
 // swaps: row i was swapped with row pivots[i]; values outside [0,

@@ -9,8 +9,9 @@
 namespace kiln::exec {
 
 // a: [batch, n, n] -> the lower (or upper) Cholesky factor with zeros in
-// the other triangle; a non-positive-definite matrix gives NaNs. Native
-// float or complex `type`.
+// the other triangle; a matrix that is not positive definite gives NaN
+// throughout. f32, f64, c64 or c128 (the library's potrf:
+// lapack_library.cc).
 std::unique_ptr<Kernel> MakeCholeskyKernel(ElementType type, int64_t batch,
                                            int64_t n, bool lower);
 
