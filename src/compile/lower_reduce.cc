@@ -54,12 +54,15 @@ StatusOr<Variadic> ReadVariadic(Lowering& lowering, const ir::Operation& op,
 }
 
 // The comparison direction of `op` if it is a compare of `lhs` and `rhs`,
-// in that order, that compares `type` as C++ does; -1 otherwise.
+// in that order, that compares `type` as C++ does (for i1, an unsigned
+// compare: false < true, as C++'s bool); -1 otherwise.
 int64_t CompareOf(const ir::Operation* op, const ir::Value* lhs,
                   const ir::Value* rhs, ElementType type) {
   std::optional<Comparison> c = ComparisonOf(op);
-  if (!c || op->operand(0) != lhs || op->operand(1) != rhs ||
-      !ComparesLikeCpp(c->type, type)) {
+  const bool like_cpp =
+      c && (ComparesLikeCpp(c->type, type) ||
+            (type == ElementType::kI1 && c->type == ir::kUnsignedCompare));
+  if (!c || op->operand(0) != lhs || op->operand(1) != rhs || !like_cpp) {
     return -1;
   }
   return c->direction;

@@ -5,9 +5,13 @@
 namespace kiln::exec {
 namespace {
 
-// 16 floats: one AVX-512 register, two AVX2 ones, four SSE ones.
-using Vector = float __attribute__((vector_size(64)));
-constexpr int64_t kLanes = 16;
+// 8 floats: one AVX2 register (half an AVX-512 one, two SSE ones). Eight
+// of them, r's accumulators, fill half of AVX2's sixteen registers and
+// leave the rest for the operands. (With 16-float vectors, two AVX2
+// registers each, the eight took all sixteen: GCC kept them on the stack
+// and every link loaded and stored each of them, about 7x the time.)
+using Vector = float __attribute__((vector_size(32)));
+constexpr int64_t kLanes = 8;
 // Elements per pass over the links: eight vectors of r, enough independent
 // work to hide each op's latency and to pay for each link's dispatch.
 constexpr int64_t kBlock = 8 * kLanes;
@@ -18,7 +22,7 @@ constexpr int kMaxLinks = 64;
 // expressions: a function returning a vector by value would have a
 // different ABI in each of the kernel's versions).
 using UnalignedVector = float
-    __attribute__((vector_size(64), aligned(alignof(float)), may_alias));
+    __attribute__((vector_size(32), aligned(alignof(float)), may_alias));
 #define KILN_LOAD(p) (*reinterpret_cast<const UnalignedVector*>(p))
 #define KILN_STORE(p, v) (*reinterpret_cast<UnalignedVector*>(p) = (v))
 

@@ -625,9 +625,14 @@ std::unique_ptr<Kernel> MakeArgReduceKernel(ReduceParams params, bool max) {
   std::unique_ptr<Kernel> kernel;
   DispatchNative(value_type, [&](auto value_tag) {
     using V = decltype(value_tag);
-    // Whole-byte integers and floats; not i1, sub-byte or complex values.
-    if constexpr (kIsInt<V> || kIsFloat<V>) {
-      if (ir::BitWidth(value_type) != static_cast<int>(sizeof(V) * 8)) return;
+    // Whole-byte integers, floats and i1 (a byte holding 0 or 1: JAX's
+    // argmax of a mask, as jnp.select and piecewise compute); not
+    // sub-byte or complex values.
+    if constexpr (kIsInt<V> || kIsFloat<V> || std::is_same_v<V, bool>) {
+      if (!std::is_same_v<V, bool> &&
+          ir::BitWidth(value_type) != static_cast<int>(sizeof(V) * 8)) {
+        return;
+      }
       DispatchNative(index_type, [&](auto index_tag) {
         using I = decltype(index_tag);
         if constexpr (std::is_same_v<I, int32_t> ||
