@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 
+#include "exec/kernels/element.h"
 #include "exec/kernels/reduce.h"
 #include "program_runner.h"
 #include "support/test_support.h"
@@ -346,6 +347,83 @@ TEST(ReduceTest, ArgmaxOfAMaskRunsTypedWithTheBodysResults) {
         }
       }
       EXPECT_EQ(indices[o], first) << o;
+    }
+  }
+}
+
+// max and min reduces of f16 and bf16 compute in f32 (exact both ways):
+// the bits of the body called per element (the same program with a dead
+// op in the body, which no matcher takes), over rows with NaNs, zeros of
+// both signs and infinities, and each row's maximum or minimum computed
+// here.
+TEST(ReduceTest, NarrowFloatMaxAndMinReduceInF32WithTheBodysBits) {
+  using exec::BF16ToFloat;
+  using exec::FloatToBF16;
+  using exec::FloatToHalf;
+  using exec::HalfToFloat;
+  constexpr int64_t kRows = 37, kColumns = 301;
+  auto program = [](const std::string& t, bool max, bool dead_op) {
+    const std::string in = "tensor<37x301x" + t + ">";
+    const std::string op = max ? "maximum" : "minimum";
+    return "func.func @main(%x: " + in + ") -> tensor<37x" + t + "> {\n" +
+           "  %init = stablehlo.constant dense<" +
+           (max ? "0xFC00" : "0x7C00") + "> : tensor<" + t + ">\n" +
+           "  %r = stablehlo.reduce(%x init: %init) across dimensions = [1] "
+           ": (" + in + ", tensor<" + t + ">) -> tensor<37x" + t + ">\n" +
+           "    reducer(%a: tensor<" + t + ">, %b: tensor<" + t + ">) {\n" +
+           (dead_op ? "      %d = stablehlo.add %a, %b : tensor<" + t + ">\n"
+                    : "") +
+           "      %m = stablehlo." + op + " %a, %b : tensor<" + t + ">\n" +
+           "      stablehlo.return %m : tensor<" + t + ">\n" +
+           "    }\n  return %r : tensor<37x" + t + ">\n}\n";
+  };
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> small(-40, 40);
+  std::vector<uint16_t> x(kRows * kColumns);
+  for (uint16_t& v : x) {
+    v = FloatToHalf(static_cast<float>(small(rng)) / 8);
+  }
+  for (int64_t r = 0; r < kRows; r += 5) x[r * kColumns + r] = 0x7E00;  // NaN
+  for (int64_t r = 1; r < kRows; r += 6) x[r * kColumns + 2 * r] = 0x7C00;
+  for (int64_t r = 2; r < kRows; r += 7) x[r * kColumns + 3 * r] = 0xFC00;
+  for (int64_t i = 0; i < kRows * kColumns; i += 13) {
+    if ((x[i] & 0x7fff) == 0) x[i] = 0x8000;  // -0
+  }
+  // The f16 values' bf16 counterparts (the same numbers, where they fit).
+  std::vector<uint16_t> xb(x.size());
+  for (size_t i = 0; i < x.size(); ++i) xb[i] = FloatToBF16(HalfToFloat(x[i]));
+  for (const std::string t : {"f16", "bf16"}) {
+    const bool half = t == "f16";
+    const std::vector<uint16_t>& data = half ? x : xb;
+    const HostArray input = HostArray::Of<uint16_t>(
+        half ? ElementType::kF16 : ElementType::kBF16, {kRows, kColumns},
+        data);
+    auto value = [&](uint16_t bits) {
+      return half ? HalfToFloat(bits) : BF16ToFloat(bits);
+    };
+    for (bool max : {true, false}) {
+      SCOPED_TRACE(t + (max ? " max" : " min"));
+      ASSERT_OK_AND_ASSIGN(auto plan, CompileText(program(t, max, false)));
+      ASSERT_OK_AND_ASSIGN(auto generic, CompileText(program(t, max, true)));
+      ASSERT_OK_AND_ASSIGN(auto got, RunPlan(*plan, {input}));
+      ASSERT_OK_AND_ASSIGN(auto want, RunPlan(*generic, {input}));
+      EXPECT_TRUE(got[0].bytes == want[0].bytes);
+      std::vector<uint16_t> result = got[0].As<uint16_t>();
+      for (int64_t r = 0; r < kRows; ++r) {
+        float best = max ? -INFINITY : INFINITY;
+        bool nan = false;
+        for (int64_t c = 0; c < kColumns; ++c) {
+          const float v = value(data[r * kColumns + c]);
+          nan = nan || std::isnan(v);
+          if (max ? v > best : v < best) best = v;
+        }
+        const float got_value = value(result[r]);
+        if (nan) {
+          EXPECT_TRUE(std::isnan(got_value)) << r;
+        } else {
+          EXPECT_EQ(got_value, best) << r;
+        }
+      }
     }
   }
 }
