@@ -190,36 +190,44 @@ Status NeedOneRegion(const ir::Operation& op) {
   return OkStatus();
 }
 
-// A max or min reduce of f16 or bf16 values, computed in f32: the
-// conversions are exact both ways and the maximum of the f32 values is the
-// f32 value of the maximum, so the results are the same bits (NaNs
-// included), and the f32 reduce runs typed over rows where the narrow one
-// called its body per element (jnp.max of 1 Mi f16 took 1000x XLA:CPU's
-// time). False where the reduce is not one of these.
-StatusOr<bool> LowerNarrowFloatMaxOrMin(Lowering& lowering,
-                                        const ir::Operation& op,
-                                        const Variadic& v,
-                                        exec::ReduceParams p,
-                                        const std::vector<int64_t>& dims) {
+// The combiner of a one-input reduce or reduce_window of f16 or bf16 that
+// computes in f32 (kGeneric: not one). Max and min of the f32 values are
+// the f32 values of the narrow max and min (the conversions are exact both
+// ways), so their bits are the narrow ones, NaNs included. A sum
+// accumulates in f32 and rounds once, as the order and the intermediate
+// precision of a reduction are the implementation's (XLA:CPU's f16 cumsum
+// is neither the per-step rounded sum nor this one): it is the more
+// accurate. Either way the f32 kernels run typed (rows, prefix scans)
+// where the narrow ones called their body per element (jnp.max of 1 Mi
+// f16: 1000x XLA:CPU's time; jnp.cumsum of f16 rows: past 30 s).
+exec::Combiner NarrowFloatCombiner(const ir::Region& region,
+                                   const Variadic& v) {
   const ElementType type = v.types[0];
   if (v.inputs.size() != 1 ||
       (type != ElementType::kF16 && type != ElementType::kBF16)) {
-    return false;
+    return exec::Combiner::kGeneric;
   }
-  const exec::Combiner combiner = MatchCombiner(op.region(0));
+  const exec::Combiner combiner = MatchCombiner(region);
   if (combiner != exec::Combiner::kMaximum &&
-      combiner != exec::Combiner::kMinimum) {
-    return false;
+      combiner != exec::Combiner::kMinimum &&
+      combiner != exec::Combiner::kAdd) {
+    return exec::Combiner::kGeneric;
   }
-  p.inputs[0].type = ElementType::kF32;
-  p.combiner = combiner;
+  return combiner;
+}
+
+// Emits `kernel`, made for f32, on the f32 conversions of v's input and
+// init, into f32 of `dims`, and binds the op's result to its conversion
+// back to the narrow type.
+void EmitInF32(Lowering& lowering, const ir::Operation& op, const Variadic& v,
+               std::unique_ptr<exec::Kernel> kernel,
+               const std::vector<int64_t>& dims) {
   SlotId input = ConvertSlot(lowering, op, v.inputs[0], ElementType::kF32);
   SlotId init = ConvertSlot(lowering, op, v.inits[0], ElementType::kF32);
   SlotId wide = lowering.NewTemp(ArrayShape{ElementType::kF32, dims});
-  lowering.Emit(op, exec::MakeReduceKernel(std::move(p), nullptr),
-                {input, init}, {wide}, /*foldable=*/false);
-  lowering.Bind(op.result(0), ConvertSlot(lowering, op, wide, type));
-  return true;
+  lowering.Emit(op, std::move(kernel), {input, init}, {wide},
+                /*foldable=*/false);
+  lowering.Bind(op.result(0), ConvertSlot(lowering, op, wide, v.types[0]));
 }
 
 Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
@@ -251,9 +259,14 @@ Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
     kernel = exec::MakeArgReduceKernel(p, *max);
   }
   if (kernel == nullptr) {
-    ASSIGN_OR_RETURN(bool narrow,
-                     LowerNarrowFloatMaxOrMin(lowering, op, v, p, result_dims));
-    if (narrow) return OkStatus();
+    const exec::Combiner narrow = NarrowFloatCombiner(op.region(0), v);
+    if (narrow != exec::Combiner::kGeneric) {
+      p.inputs[0].type = ElementType::kF32;
+      p.combiner = narrow;
+      EmitInF32(lowering, op, v, exec::MakeReduceKernel(std::move(p), nullptr),
+                result_dims);
+      return OkStatus();
+    }
     ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> body,
                      LowerBody(lowering, op.region(0), v, p.combiner));
     kernel = exec::MakeReduceKernel(std::move(p), std::move(body));
@@ -454,6 +467,15 @@ Status EmitReduceWindow(Lowering& lowering, const ir::Operation& op,
                                 : (padded - window_size) / p.window_strides[d] +
                                       1);
     p.padding_low.push_back(padding[2 * d]);
+  }
+  const exec::Combiner narrow = NarrowFloatCombiner(body_region, v);
+  if (narrow != exec::Combiner::kGeneric) {
+    p.inputs[0].type = ElementType::kF32;
+    p.combiner = narrow;
+    const std::vector<int64_t> dims = p.output_dims;
+    EmitInF32(lowering, op, v,
+              exec::MakeReduceWindowKernel(std::move(p), nullptr), dims);
+    return OkStatus();
   }
   ASSIGN_OR_RETURN(std::unique_ptr<exec::Region> body,
                    LowerBody(lowering, body_region, v, p.combiner));

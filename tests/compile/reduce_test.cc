@@ -428,6 +428,75 @@ TEST(ReduceTest, NarrowFloatMaxAndMinReduceInF32WithTheBodysBits) {
   }
 }
 
+// An f16 or bf16 sum (a reduce, and JAX's cumsum: a reduce_window whose
+// window covers the row's prefix) accumulates in f32, in the row's order,
+// and rounds once: each result is the f32 prefix sum computed here,
+// rounded to the narrow type.
+TEST(ReduceTest, NarrowFloatSumsAccumulateInF32AndRoundOnce) {
+  using exec::BF16ToFloat;
+  using exec::FloatToBF16;
+  using exec::FloatToHalf;
+  using exec::HalfToFloat;
+  constexpr int64_t kRows = 4, kColumns = 1000;
+  const std::string cumsum =
+      "func.func @main(%x: tensor<4x1000xT>) -> (tensor<4x1000xT>, "
+      "tensor<4xT>) {\n"
+      "  %zero = stablehlo.constant dense<0.0> : tensor<T>\n"
+      "  %c = \"stablehlo.reduce_window\"(%x, %zero) <{padding = dense<[[0, "
+      "0], [999, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 1, "
+      "1000>}> ({\n"
+      "  ^bb0(%a: tensor<T>, %b: tensor<T>):\n"
+      "    %s = stablehlo.add %a, %b : tensor<T>\n"
+      "    stablehlo.return %s : tensor<T>\n"
+      "  }) : (tensor<4x1000xT>, tensor<T>) -> tensor<4x1000xT>\n"
+      "  %r = stablehlo.reduce(%x init: %zero) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<4x1000xT>, tensor<T>) -> tensor<4xT>\n"
+      "  return %c, %r : tensor<4x1000xT>, tensor<4xT>\n}\n";
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  for (const std::string t : {"f16", "bf16"}) {
+    SCOPED_TRACE(t);
+    const bool half = t == "f16";
+    std::string text = cumsum;
+    for (size_t at = text.find('T'); at != std::string::npos;
+         at = text.find('T', at)) {
+      // Only the element-type placeholders: "xT>" and "<T>".
+      if ((text[at - 1] == 'x' || text[at - 1] == '<') && text[at + 1] == '>') {
+        text.replace(at, 1, t);
+        at += t.size();
+      } else {
+        ++at;
+      }
+    }
+    std::vector<uint16_t> x(kRows * kColumns);
+    for (uint16_t& v : x) {
+      v = half ? FloatToHalf(uniform(rng)) : FloatToBF16(uniform(rng));
+    }
+    auto value = [&](uint16_t bits) {
+      return half ? HalfToFloat(bits) : BF16ToFloat(bits);
+    };
+    auto narrow = [&](float f) {
+      return half ? FloatToHalf(f) : FloatToBF16(f);
+    };
+    ASSERT_OK_AND_ASSIGN(auto plan, CompileText(text));
+    ASSERT_OK_AND_ASSIGN(
+        auto got,
+        RunPlan(*plan, {HostArray::Of<uint16_t>(
+                           half ? ElementType::kF16 : ElementType::kBF16,
+                           {kRows, kColumns}, x)}));
+    std::vector<uint16_t> prefix = got[0].As<uint16_t>();
+    std::vector<uint16_t> total = got[1].As<uint16_t>();
+    for (int64_t r = 0; r < kRows; ++r) {
+      float sum = 0;
+      for (int64_t c = 0; c < kColumns; ++c) {
+        sum += value(x[r * kColumns + c]);
+        ASSERT_EQ(prefix[r * kColumns + c], narrow(sum)) << r << ", " << c;
+      }
+      EXPECT_EQ(total[r], narrow(sum)) << r;
+    }
+  }
+}
+
 TEST(ReduceTest, PrefixScansRunAsScansWithTheWindowsBits) {
   auto program = [](const std::string& type, const std::string& op,
                     const std::string& init, int64_t dimension, bool generic,
