@@ -3,9 +3,22 @@
 
 find_package(Threads REQUIRED)
 
+# A wheel build from a fresh clone (pip install .) sets up what is missing
+# itself: scripts/setup.sh installs the Debian packages and fills .deps/.
+# Elsewhere a missing dependency is an error that names setup.sh.
+set(KILN_DEPS_DIR "${CMAKE_SOURCE_DIR}/.deps" CACHE PATH "Built dependencies")
+if(SKBUILD AND NOT KILN_DEPS_READY)
+  message(STATUS "Kiln: scripts/setup.sh (the dependencies a build needs)")
+  execute_process(COMMAND ${CMAKE_SOURCE_DIR}/scripts/setup.sh
+                  RESULT_VARIABLE kiln_setup_result)
+  if(NOT kiln_setup_result EQUAL 0)
+    message(FATAL_ERROR "scripts/setup.sh failed (${kiln_setup_result})")
+  endif()
+  set(KILN_DEPS_READY ON CACHE INTERNAL "scripts/setup.sh ran")
+endif()
+
 # protobuf-lite: position-independent static build made by scripts/setup.sh
 # from Debian's source package, linked into the plugin with hidden symbols.
-set(KILN_DEPS_DIR "${CMAKE_SOURCE_DIR}/.deps" CACHE PATH "Built dependencies")
 file(GLOB KILN_PROTOBUF_PREFIXES "${KILN_DEPS_DIR}/protobuf-lite-*")
 list(SORT KILN_PROTOBUF_PREFIXES)
 list(REVERSE KILN_PROTOBUF_PREFIXES)
@@ -37,8 +50,8 @@ set_target_properties(kiln_gloo PROPERTIES
 
 # oneDNN (Debian's libdnnl-dev): the matmul and convolution behind
 # dot_general and convolution (exec/kernels/onednn.h). A shared library
-# threaded with OpenMP; the wheel carries it next to the plugin
-# (scripts/build_wheel.sh).
+# threaded with OpenMP; the wheel carries it (auditwheel grafts it, with
+# what it loads, scripts/build_wheel.sh).
 find_package(dnnl 2.6 CONFIG REQUIRED)
 
 # OpenBLAS with LAPACK (scripts/setup.sh unpacks the scipy-openblas32 wheel

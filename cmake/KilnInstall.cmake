@@ -16,6 +16,23 @@ include(CMakePackageConfigHelpers)
 set(KILN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Kiln)
 set(KILN_INSTALL_ARCHIVEDIR ${CMAKE_INSTALL_LIBDIR}/kiln)
 
+# The wheel (component `wheel`, what pyproject.toml installs): the plugin
+# and OpenBLAS in the package kiln_pjrt, with Kiln's LICENSE and the
+# notices of what the plugin carries and loads. The system libraries it
+# loads (oneDNN, Gloo, the OpenMP runtime and theirs) are grafted into the
+# wheel afterwards by auditwheel (scripts/build_wheel.sh).
+if(SKBUILD AND TARGET pjrt_kiln)
+  install(TARGETS pjrt_kiln LIBRARY DESTINATION kiln_pjrt COMPONENT wheel)
+  install(FILES $<TARGET_FILE:kiln_openblas> ${CMAKE_SOURCE_DIR}/LICENSE
+          DESTINATION kiln_pjrt COMPONENT wheel)
+  install(CODE "
+    execute_process(
+      COMMAND ${CMAKE_SOURCE_DIR}/scripts/third_party_notices.sh
+              $<TARGET_FILE:pjrt_kiln>
+              \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/kiln_pjrt/THIRD_PARTY_NOTICES.txt
+      COMMAND_ERROR_IS_FATAL ANY)" COMPONENT wheel)
+endif()
+
 if(TARGET pjrt_kiln)
   install(TARGETS pjrt_kiln LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   # OpenBLAS is not a system library: it goes beside the plugin, which

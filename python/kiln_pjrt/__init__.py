@@ -1,9 +1,9 @@
 """Kiln's PJRT plugin, packaged for Python frameworks.
 
-The wheel carries `libpjrt_kiln.so` and, beside it, the shared libraries it
-loads (oneDNN, Gloo and theirs; found through its RUNPATH $ORIGIN): it needs
-only the system's C, C++ and OpenMP runtimes (libc, libstdc++, libgcc_s,
-libgomp).
+The wheel carries `libpjrt_kiln.so`, OpenBLAS beside it, and in
+`kiln_pjrt.libs/` the other shared libraries it loads (oneDNN, Gloo, the
+OpenMP runtime and theirs, grafted by auditwheel): it needs only what a
+manylinux_2_35 system has (glibc, libstdc++, libgcc_s).
 `library_path()` says where it is; `jax_plugins.kiln` registers it with JAX.
 """
 

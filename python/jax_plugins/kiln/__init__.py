@@ -56,8 +56,8 @@ def initialize() -> None:
         # JAX logs this and goes on without the platform.
         raise FileNotFoundError(
             f"Kiln's plugin library is not at {library} (a source checkout of "
-            "kiln_pjrt has none: install the wheel scripts/build_wheel.sh "
-            "builds, or set KILN_PLUGIN_LIBRARY)")
+            "kiln_pjrt has none: pip install . from the checkout, or set "
+            "KILN_PLUGIN_LIBRARY)")
     c_api = xla_bridge.register_plugin(
         kiln_pjrt.PLATFORM_NAME,
         library_path=library,
