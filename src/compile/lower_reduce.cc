@@ -2,7 +2,10 @@
 #include <algorithm>
 
 #include "compile/lower_families.h"
+#include "exec/kernels/element.h"
+#include "exec/kernels/elementwise.h"
 #include "exec/kernels/reduce.h"
+#include "exec/kernels/shape.h"
 
 namespace kiln::compile {
 namespace {
@@ -230,6 +233,69 @@ void EmitInF32(Lowering& lowering, const ir::Operation& op, const Variadic& v,
   lowering.Bind(op.result(0), ConvertSlot(lowering, op, wide, v.types[0]));
 }
 
+// The elementwise op of a combiner, if it has one.
+std::optional<exec::BinaryOp> CombinerOp(exec::Combiner combiner) {
+  switch (combiner) {
+    case exec::Combiner::kAdd:
+      return exec::BinaryOp::kAdd;
+    case exec::Combiner::kMultiply:
+      return exec::BinaryOp::kMultiply;
+    case exec::Combiner::kMaximum:
+      return exec::BinaryOp::kMaximum;
+    case exec::Combiner::kMinimum:
+      return exec::BinaryOp::kMinimum;
+    case exec::Combiner::kAnd:
+      return exec::BinaryOp::kAnd;
+    case exec::Combiner::kOr:
+      return exec::BinaryOp::kOr;
+    case exec::Combiner::kXor:
+      return exec::BinaryOp::kXor;
+    default:
+      return std::nullopt;
+  }
+}
+
+// A one-input reduce over dimensions of size one (JAX's in-bounds mask of
+// a gather reduces its index vector's dimension of one; all() and any()
+// over an axis of one) with a known combiner of a native type: each result
+// is body(init, x), one elementwise op (which the fusion pass can join to
+// its neighbours) instead of a reduction of a million rows of one element.
+// False when the reduce is not of that kind.
+StatusOr<bool> LowerReduceOfOne(Lowering& lowering, const ir::Operation& op,
+                                const Variadic& v,
+                                const std::vector<int64_t>& result_dims) {
+  const ArrayShape& input = v.shapes[0];
+  const ElementType type = v.types[0];
+  if (v.inputs.size() != 1 || input.num_elements() == 0 ||
+      exec::NumElements(result_dims) != input.num_elements() ||
+      exec::ComputeType(type) != type) {
+    return false;
+  }
+  const std::optional<exec::BinaryOp> binary =
+      CombinerOp(MatchCombiner(op.region(0)));
+  if (!binary) return false;
+  const int64_t count = input.num_elements();
+  auto kernel =
+      exec::MakeBinaryKernel(*binary, type, count, ir::BitWidth(type));
+  if (kernel == nullptr || exec::BinaryResultType(*binary, type) != type) {
+    return false;
+  }
+  // The init, broadcast to the result's shape.
+  SlotId init = lowering.NewTemp(ArrayShape{type, result_dims});
+  exec::StridedCopy splat;
+  splat.dims = result_dims;
+  splat.source_strides.assign(result_dims.size(), 0);
+  splat.target_strides = exec::RowMajorStrides(result_dims);
+  lowering.Emit(op,
+                exec::MakeStridedCopyKernel(std::move(splat),
+                                            input.element_bytes()),
+                {v.inits[0]}, {init});
+  SlotId values = lowering.NewAlias(v.inputs[0], ArrayShape{type, result_dims});
+  ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, 0, result_dims));
+  lowering.Emit(op, std::move(kernel), {init, values}, {out});
+  return true;
+}
+
 Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
   ASSIGN_OR_RETURN(Variadic v, ReadVariadic(lowering, op));
   ASSIGN_OR_RETURN(std::vector<int64_t> dimensions, IntsAttr(op, "dimensions"));
@@ -249,10 +315,12 @@ Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
       result_dims.push_back(v.shapes[0].dims[d]);
     }
   }
+  RETURN_IF_ERROR(NeedOneRegion(op));
+  ASSIGN_OR_RETURN(bool of_one, LowerReduceOfOne(lowering, op, v, result_dims));
+  if (of_one) return OkStatus();
   exec::ReduceParams p;
   p.inputs = v.shapes;
   p.dimensions = dimensions;
-  RETURN_IF_ERROR(NeedOneRegion(op));
   // JAX's argmax and argmin run typed rather than through the body.
   std::unique_ptr<exec::Kernel> kernel;
   if (std::optional<bool> max = MatchArgReducer(op.region(0), v.types)) {

@@ -36,7 +36,6 @@ Status EmitBroadcast(Lowering& lowering, const ir::Operation& op,
                                 broadcast_dimensions.size(), " entries for ",
                                 in.ToString());
   }
-  ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, 0, result_dims));
   exec::StridedCopy copy;
   copy.dims = result_dims;
   copy.source_strides.assign(result_dims.size(), 0);
@@ -53,6 +52,19 @@ Status EmitBroadcast(Lowering& lowering, const ir::Operation& op,
     }
     if (in.dims[k] != 1) copy.source_strides[d] = in_strides[k];
   }
+  // Only dimensions of one added, the operand's in order (x[:, None], a
+  // gather's index vector of one): the same elements in the same order, so
+  // an alias of the operand, not a copy.
+  if (exec::NumElements(result_dims) == in.num_elements() &&
+      std::is_sorted(broadcast_dimensions.begin(),
+                     broadcast_dimensions.end())) {
+    ASSIGN_OR_RETURN(ArrayShape result,
+                     lowering.ResultShape(op, 0, result_dims));
+    result.type = in.type;
+    lowering.Bind(op.result(0), lowering.NewAlias(operand, result));
+    return OkStatus();
+  }
+  ASSIGN_OR_RETURN(SlotId out, lowering.NewResult(op, 0, result_dims));
   lowering.Emit(
       op, exec::MakeStridedCopyKernel(std::move(copy), in.element_bytes()),
       {operand}, {out});

@@ -502,6 +502,108 @@ TEST(SemanticsTest, ScatterAddsWholeRowsInTheUpdatesOrder) {
   }
 }
 
+// Gathers and scatters of single elements (v[i], jnp.take_along_axis,
+// x.at[i].add(u), segment_sum) step their offsets along the batch space's
+// last dimension and run typed: over a 2-D batch space (rows carrying into
+// the dimension before), with batching dimensions, with indices out of
+// range (gathers clamp, scatters skip) and repeated (scatters apply in the
+// updates' order), each result matches a loop here; the scatter's sums are
+// the bits of the per-element body calls an unused op in the body forces.
+TEST(SemanticsTest, SingleElementGathersAndScattersMatchALoop) {
+  auto program = [](bool generic) {
+    return std::string(R"(
+func.func @main(%v: tensor<1000xf32>, %i: tensor<37x53x1xi32>, %x: tensor<37x61xf32>,
+                %u: tensor<37x53xf32>) -> (tensor<37x53xf32>, tensor<37x53xf32>, tensor<1000xf32>, tensor<37x61xf32>) {
+  %g = "stablehlo.gather"(%v, %i) {
+    dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>,
+    slice_sizes = array<i64: 1>, indices_are_sorted = false
+  } : (tensor<1000xf32>, tensor<37x53x1xi32>) -> tensor<37x53xf32>
+  %t = "stablehlo.gather"(%x, %i) {
+    dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [1], operand_batching_dims = [0], start_indices_batching_dims = [0], start_index_map = [1], index_vector_dim = 2>,
+    slice_sizes = array<i64: 1, 1>, indices_are_sorted = false
+  } : (tensor<37x61xf32>, tensor<37x53x1xi32>) -> tensor<37x53xf32>
+  %s = "stablehlo.scatter"(%v, %i, %u) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %sum = stablehlo.add %a, %b : tensor<f32>
+)") + (generic ? "    %unused = stablehlo.multiply %a, %b : tensor<f32>\n" : "") + R"(
+    stablehlo.return %sum : tensor<f32>
+  }) {
+    scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2>,
+    indices_are_sorted = false, unique_indices = false
+  } : (tensor<1000xf32>, tensor<37x53x1xi32>, tensor<37x53xf32>) -> tensor<1000xf32>
+  %r = "stablehlo.scatter"(%x, %i, %u) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    stablehlo.return %b : tensor<f32>
+  }) {
+    scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [1], input_batching_dims = [0], scatter_indices_batching_dims = [0], scatter_dims_to_operand_dims = [1], index_vector_dim = 2>,
+    indices_are_sorted = false, unique_indices = false
+  } : (tensor<37x61xf32>, tensor<37x53x1xi32>, tensor<37x53xf32>) -> tensor<37x61xf32>
+  return %g, %t, %s, %r : tensor<37x53xf32>, tensor<37x53xf32>, tensor<1000xf32>, tensor<37x61xf32>
+})";
+  };
+  std::mt19937 rng(11);
+  std::vector<float> v(1000), x(37 * 61), u(37 * 53);
+  for (size_t e = 0; e < v.size(); ++e) v[e] = 0.5f * e;
+  for (size_t e = 0; e < x.size(); ++e) x[e] = -0.25f * e;
+  std::uniform_real_distribution<float> value(-1e3f, 1e3f);
+  for (float& e : u) e = value(rng);
+  // Mostly in range of both operands (0..60), some past either end, many
+  // repeated.
+  std::uniform_int_distribution<int32_t> pick(-5, 65);
+  std::vector<int32_t> indices(37 * 53);
+  for (int32_t& index : indices) index = pick(rng);
+  std::vector<HostArray> inputs = {
+      HostArray::Of(ElementType::kF32, {1000}, v),
+      HostArray::Of(ElementType::kI32, {37, 53, 1}, indices),
+      HostArray::Of(ElementType::kF32, {37, 61}, x),
+      HostArray::Of(ElementType::kF32, {37, 53}, u)};
+  ASSERT_OK_AND_ASSIGN(auto got, RunText(program(false), inputs));
+  ASSERT_OK_AND_ASSIGN(auto generic, RunText(program(true), inputs));
+  std::vector<float> gathered(37 * 53), taken(37 * 53);
+  std::vector<float> summed = v, replaced = x;
+  for (int r = 0; r < 37; ++r) {
+    for (int c = 0; c < 53; ++c) {
+      const int n = r * 53 + c, index = indices[n];
+      gathered[n] = v[std::clamp(index, 0, 999)];
+      taken[n] = x[r * 61 + std::clamp(index, 0, 60)];
+      if (index >= 0 && index < 1000) summed[index] += u[n];
+      if (index >= 0 && index < 61) replaced[r * 61 + index] = u[n];
+    }
+  }
+  EXPECT_EQ(got[0].As<float>(), gathered);
+  EXPECT_EQ(got[1].As<float>(), taken);
+  EXPECT_EQ(got[2].As<float>(), summed);  // the same order of additions
+  EXPECT_TRUE(got[2].bytes == generic[2].bytes);
+  EXPECT_EQ(got[3].As<float>(), replaced);
+}
+
+// A reduce over dimensions of size one is body(init, x) per element (an
+// elementwise op, not a reduction of rows of one): an init that is not
+// the identity still counts, for sums, maxima and logical ands; and a
+// broadcast that only adds dimensions of one (an alias of its operand)
+// keeps the values in place.
+TEST(SemanticsTest, ReducesOverDimensionsOfOneApplyTheBodyToTheInit) {
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main() -> (tensor<2x3xf32>, tensor<2x3xi32>, tensor<3xi1>, tensor<1x2x1x3xf32>) {
+  %x = stablehlo.constant dense<[[[1.5], [-2.0], [0.25]], [[4.0], [-0.0], [7.0]]]> : tensor<2x3x1xf32>
+  %k = stablehlo.constant dense<[[[1], [9], [-4]], [[3], [2], [8]]]> : tensor<2x3x1xi32>
+  %b = stablehlo.constant dense<[[true], [false], [true]]> : tensor<3x1xi1>
+  %five = stablehlo.constant dense<5.0> : tensor<f32>
+  %three = stablehlo.constant dense<3> : tensor<i32>
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %s = stablehlo.reduce(%x init: %five) applies stablehlo.add across dimensions = [2] : (tensor<2x3x1xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %m = stablehlo.reduce(%k init: %three) applies stablehlo.maximum across dimensions = [2] : (tensor<2x3x1xi32>, tensor<i32>) -> tensor<2x3xi32>
+  %a = stablehlo.reduce(%b init: %t) applies stablehlo.and across dimensions = [1] : (tensor<3x1xi1>, tensor<i1>) -> tensor<3xi1>
+  %r = stablehlo.broadcast_in_dim %s, dims = [1, 3] : (tensor<2x3xf32>) -> tensor<1x2x1x3xf32>
+  return %s, %m, %a, %r : tensor<2x3xf32>, tensor<2x3xi32>, tensor<3xi1>, tensor<1x2x1x3xf32>
+})"));
+  const std::vector<float> sums = {6.5f, 3.0f, 5.25f, 9.0f, 5.0f, 12.0f};
+  EXPECT_EQ(out[0].As<float>(), sums);
+  EXPECT_EQ(out[1].As<int32_t>(), (std::vector<int32_t>{3, 9, 3, 3, 3, 8}));
+  EXPECT_EQ(out[2].As<uint8_t>(), (std::vector<uint8_t>{1, 0, 1}));
+  EXPECT_EQ(out[3].As<float>(), sums);
+}
+
 TEST(SemanticsTest, SortIsStableWithAnyComparator) {
   // Sort by key parity only: evens before odds, ties keep their order.
   ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(

@@ -492,7 +492,6 @@ struct Subtract {
 // 17 ms, XLA:CPU 1.3.)
 template <typename T>
 inline T ComplexProduct(T a, T b) {
-  using R = typename T::value_type;
   return T(std::fma(a.real(), b.real(), -(a.imag() * b.imag())),
            std::fma(a.real(), b.imag(), a.imag() * b.real()));
 }

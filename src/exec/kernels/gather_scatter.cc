@@ -1,7 +1,9 @@
 #include "exec/kernels/gather_scatter.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "exec/kernels/element.h"
@@ -65,6 +67,148 @@ void ForEachIndexIn(const std::vector<int64_t>& sizes, int64_t begin,
   }
 }
 
+// The batch positions [begin, end) of `space`, row-major, a run along the
+// last dimension at a time: calls fn(position, base, other, run, index)
+// for the run of `run` positions from `position`, with `base` the offset of
+// its first index vector in the indices array (the next ones follow at
+// space.indices_strides.back()), `other` its first offset along
+// `other_strides` (the output's or the updates' batch strides) and `index`
+// its first position in the batch space.
+template <typename Fn>
+void ForEachBatchRun(const IndexSpace& space,
+                     const std::vector<int64_t>& other_strides, int64_t begin,
+                     int64_t end, Fn&& fn) {
+  if (begin >= end) return;
+  const std::vector<int64_t>& sizes = space.sizes;
+  if (sizes.empty()) {
+    fn(int64_t{0}, int64_t{0}, int64_t{0}, int64_t{1}, sizes);
+    return;
+  }
+  const size_t last = sizes.size() - 1;
+  std::vector<int64_t> index(sizes.size(), 0);
+  for (int64_t d = static_cast<int64_t>(last), rest = begin; d >= 0; --d) {
+    index[d] = rest % sizes[d];
+    rest /= sizes[d];
+  }
+  for (int64_t position = begin; position < end;) {
+    int64_t base = 0, other = 0;
+    for (size_t j = 0; j < sizes.size(); ++j) {
+      base += index[j] * space.indices_strides[j];
+      other += index[j] * other_strides[j];
+    }
+    const int64_t run = std::min(sizes[last] - index[last], end - position);
+    fn(position, base, other, run, index);
+    position += run;
+    // The next row: carry into the dimensions before the last.
+    index[last] = 0;
+    for (int64_t d = static_cast<int64_t>(last) - 1; d >= 0; --d) {
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+// ForEachBatchRun a position at a time: fn(position, base, other, index),
+// the offsets stepped along the last dimension, not recomputed.
+template <typename Fn>
+void ForEachBatchPosition(const IndexSpace& space,
+                          const std::vector<int64_t>& other_strides,
+                          int64_t begin, int64_t end, Fn&& fn) {
+  const int64_t base_step =
+      space.sizes.empty() ? 0 : space.indices_strides.back();
+  const int64_t other_step = other_strides.empty() ? 0 : other_strides.back();
+  std::vector<int64_t> at;
+  ForEachBatchRun(space, other_strides, begin, end,
+                  [&](int64_t position, int64_t base, int64_t other,
+                      int64_t run, const std::vector<int64_t>& index) {
+                    at = index;
+                    for (int64_t i = 0; i < run; ++i) {
+                      fn(position + i, base, other, at);
+                      base += base_step;
+                      other += other_step;
+                      if (!at.empty()) ++at.back();
+                    }
+                  });
+}
+
+// The offsets of `n` updates of a scatter of single elements at one scalar
+// index each (of type I, at idx[i * idx_step]): operand offset
+// index * stride + add + i * add_step into `targets`, update offset
+// value + i * value_step into `values`, leaving out the updates whose index
+// is outside [0, size). Returns how many it wrote. Without a branch:
+// indices out of range may be many and random.
+template <typename I>
+int64_t ScalarScatterOffsets(const I* idx, int64_t idx_step, int64_t size,
+                             int64_t stride, int64_t add, int64_t add_step,
+                             int64_t value, int64_t value_step, int64_t n,
+                             int64_t* targets, int64_t* values) {
+  int64_t written = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t start = static_cast<int64_t>(idx[i * idx_step]);
+    targets[written] = start * stride + add + i * add_step;
+    values[written] = value + i * value_step;
+    written += static_cast<uint64_t>(start) < static_cast<uint64_t>(size);
+  }
+  return written;
+}
+
+// Calls fn(I{}) with the index type of `type` where it is i32 or i64 (what
+// JAX's indices are); false otherwise.
+template <typename Fn>
+bool DispatchIndexType(ElementType type, Fn&& fn) {
+  switch (type) {
+    case ElementType::kI32:
+      fn(int32_t{});
+      return true;
+    case ElementType::kI64:
+      fn(int64_t{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Calls fn(U{}) with the unsigned integer of `bytes` bytes, if any.
+template <typename Fn>
+bool DispatchElementBytes(int64_t bytes, Fn&& fn) {
+  switch (bytes) {
+    case 1:
+      fn(uint8_t{});
+      return true;
+    case 2:
+      fn(uint16_t{});
+      return true;
+    case 4:
+      fn(uint32_t{});
+      return true;
+    case 8:
+      fn(uint64_t{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Copies one element of `bytes` bytes, typed where it can.
+inline void CopyElement(std::byte* to, const std::byte* from, int64_t bytes) {
+  switch (bytes) {
+    case 1:
+      *reinterpret_cast<uint8_t*>(to) = *reinterpret_cast<const uint8_t*>(from);
+      return;
+    case 2:
+      std::memcpy(to, from, 2);
+      return;
+    case 4:
+      std::memcpy(to, from, 4);
+      return;
+    case 8:
+      std::memcpy(to, from, 8);
+      return;
+    default:
+      std::memcpy(to, from, bytes);
+  }
+}
+
 // Odometer over `sizes`: calls fn(index) for every index, row-major.
 template <typename Fn>
 void ForEachIndex(const std::vector<int64_t>& sizes, Fn&& fn) {
@@ -101,7 +245,6 @@ class GatherKernel : public Kernel {
     // Filling a window is the same walk reading one element throughout.
     fill_ = window_;
     std::fill(fill_.source_strides.begin(), fill_.source_strides.end(), 0);
-    batch_strides_ = RowMajorStrides(space_.sizes);
     // A window contiguous in both the operand and the output (a row, as
     // jnp.take of rows gathers) is one memcpy.
     contiguous_ = window_.dims.empty() ||
@@ -121,6 +264,13 @@ class GatherKernel : public Kernel {
                           space_.indices_dims.end(), indices_dim);
       batching_positions_.push_back(it - space_.indices_dims.begin());
     }
+    // Windows of one element at one start index each (v[i] of an array of
+    // indices, jnp.take_along_axis), with JAX's index types: RunScalars.
+    scalars_ = !by_window_element_ && window_elements_ == 1 &&
+               p_.start_index_map.size() == 1 &&
+               (space_.type == ElementType::kI32 ||
+                space_.type == ElementType::kI64) &&
+               DispatchElementBytes(p_.operand.element_bytes(), [](auto) {});
   }
 
   Status Run(RunContext& ctx, const Step& step) const override {
@@ -142,18 +292,18 @@ class GatherKernel : public Kernel {
       RunByWindowElement(operand, indices, mask, fill, out, count);
       return OkStatus();
     }
+    if (scalars_) {
+      RunScalars(operand, indices, mask, fill, out, count);
+      return OkStatus();
+    }
     const int64_t min_chunk = std::max<int64_t>(
         1, (int64_t{64} << 10) / std::max<int64_t>(1, window_bytes));
     ParallelFor(count, min_chunk, [&](int64_t begin, int64_t end) {
       StridedCopy copy = window_;
-      ForEachIndexIn(
-          space_.sizes, begin, end, [&](const std::vector<int64_t>& batch) {
-            int64_t base = 0, target = 0, position = 0;
-            for (size_t j = 0; j < batch.size(); ++j) {
-              base += batch[j] * space_.indices_strides[j];
-              target += batch[j] * batch_out_strides_[j];
-              position += batch[j] * batch_strides_[j];
-            }
+      ForEachBatchPosition(
+          space_, batch_out_strides_, begin, end,
+          [&](int64_t position, int64_t base, int64_t target,
+              const std::vector<int64_t>& batch) {
             if (mask != nullptr && mask[position] == 0) {
               StridedCopy filling = fill_;
               filling.target_offset = target;
@@ -164,6 +314,11 @@ class GatherKernel : public Kernel {
             for (size_t i = 0; i < p_.operand_batching_dims.size(); ++i) {
               source += batch[batching_positions_[i]] *
                         operand_strides_[p_.operand_batching_dims[i]];
+            }
+            if (window_elements_ == 1) {
+              CopyElement(out + target * element_bytes,
+                          operand + source * element_bytes, element_bytes);
+              return;
             }
             if (contiguous_) {
               std::memcpy(out + target * element_bytes,
@@ -192,6 +347,65 @@ class GatherKernel : public Kernel {
       source += start * operand_strides_[d];
     }
     return source;
+  }
+
+  // scalars_: a typed loop along each run of the batch space's last
+  // dimension: the index read as its type, clamped, the element moved as
+  // an integer of its size (or the fill value where the mask is false).
+  void RunScalars(const std::byte* operand, const std::byte* indices,
+                  const uint8_t* mask, const std::byte* fill, std::byte* out,
+                  int64_t count) const {
+    const int64_t d = p_.start_index_map[0];
+    const int64_t limit = p_.operand.dims[d] - p_.slice_sizes[d];
+    const int64_t stride = operand_strides_[d];
+    const int64_t index_step =
+        space_.sizes.empty() ? 0 : space_.indices_strides.back();
+    const int64_t out_step =
+        batch_out_strides_.empty() ? 0 : batch_out_strides_.back();
+    // The operand offset a batching dimension adds, and what it adds along
+    // a run when it is the batch space's last dimension.
+    int64_t batching_step = 0;
+    for (size_t i = 0; i < p_.operand_batching_dims.size(); ++i) {
+      if (batching_positions_[i] + 1 ==
+          static_cast<int64_t>(space_.sizes.size())) {
+        batching_step += operand_strides_[p_.operand_batching_dims[i]];
+      }
+    }
+    const int64_t element_bytes = p_.operand.element_bytes();
+    DispatchIndexType(space_.type, [&](auto index_tag) {
+      using I = decltype(index_tag);
+      DispatchElementBytes(element_bytes, [&](auto element_tag) {
+        using T = decltype(element_tag);
+        const T* from = reinterpret_cast<const T*>(operand);
+        T* to = reinterpret_cast<T*>(out);
+        T fill_value{};
+        if (fill != nullptr) std::memcpy(&fill_value, fill, sizeof(T));
+        ParallelFor(count, (int64_t{64} << 10) / sizeof(T),
+                    [&](int64_t begin, int64_t end) {
+          ForEachBatchRun(
+              space_, batch_out_strides_, begin, end,
+              [&](int64_t position, int64_t base, int64_t target, int64_t run,
+                  const std::vector<int64_t>& batch) {
+                int64_t source = 0;
+                for (size_t i = 0; i < p_.operand_batching_dims.size(); ++i) {
+                  source += batch[batching_positions_[i]] *
+                            operand_strides_[p_.operand_batching_dims[i]];
+                }
+                const I* at = reinterpret_cast<const I*>(indices) + base;
+                T* o = to + target;
+                for (int64_t i = 0; i < run; ++i) {
+                  const int64_t start = std::clamp<int64_t>(
+                      static_cast<int64_t>(at[i * index_step]), 0, limit);
+                  T value = from[source + i * batching_step + start * stride];
+                  if (mask != nullptr && mask[position + i] == 0) {
+                    value = fill_value;
+                  }
+                  o[i * out_step] = value;
+                }
+              });
+        });
+      });
+    });
   }
 
   // by_window_element_: output row e (the windows' element e, side by
@@ -255,7 +469,6 @@ class GatherKernel : public Kernel {
   GatherParams p_;
   IndexSpace space_;
   StridedCopy fill_;                    // window_ reading one element
-  std::vector<int64_t> batch_strides_;  // row-major, of the batch space
   std::vector<int64_t> operand_strides_;
   std::vector<int64_t> batch_out_strides_;
   std::vector<int64_t> batching_positions_;
@@ -263,6 +476,7 @@ class GatherKernel : public Kernel {
   int64_t window_elements_ = 0;
   bool contiguous_ = false;
   bool by_window_element_ = false;
+  bool scalars_ = false;
 };
 
 class ScatterKernel : public Kernel {
@@ -298,6 +512,12 @@ class ScatterKernel : public Kernel {
                           space_.indices_dims.end(), indices_dim);
       batching_positions_.push_back(it - space_.indices_dims.begin());
     }
+    // Windows of one element (x.at[i].add(u), segment_sum) with a combiner
+    // the kernels know: typed, in blocks.
+    single_elements_ =
+        !body_ && p_.operands.size() == 1 &&
+        NumElements(window_dims_) == 1 &&
+        HasFastCombiner(p_.combiner, operand.type);
     // A window whose last dimension is contiguous in the operand and the
     // updates (an embedding's rows) is combined a row at a time.
     if (!window_dims_.empty() && window_operand_strides_.back() == 1 &&
@@ -328,14 +548,16 @@ class ScatterKernel : public Kernel {
     for (size_t i = 0; i < n; ++i) {
       element_bytes[i] = p_.operands[i].element_bytes();
     }
+    const int64_t count = NumElements(space_.sizes);
+    if (single_elements_) {
+      RunSingleElements(indices, results[0], updates[0], count);
+      return OkStatus();
+    }
     Status status;
-    ForEachIndex(space_.sizes, [&](const std::vector<int64_t>& batch) {
+    ForEachBatchPosition(space_, scatter_update_strides_, 0, count,
+                         [&](int64_t, int64_t base, int64_t update_base,
+                             const std::vector<int64_t>& batch) {
       if (!status.ok()) return;
-      int64_t base = 0, update_base = 0;
-      for (size_t j = 0; j < batch.size(); ++j) {
-        base += batch[j] * space_.indices_strides[j];
-        update_base += batch[j] * scatter_update_strides_[j];
-      }
       std::fill(start.begin(), start.end(), 0);
       for (size_t k = 0; k < p_.scatter_dims_to_operand_dims.size(); ++k) {
         start[p_.scatter_dims_to_operand_dims[k]] =
@@ -392,6 +614,95 @@ class ScatterKernel : public Kernel {
   }
 
  private:
+  // single_elements_: the updates, one element each, applied in order in
+  // blocks: the operand offsets of a block's updates (-1 where the index is
+  // out of bounds, which skips it), then one typed ApplyCombinerAt.
+  void RunSingleElements(const std::byte* indices, std::byte* result,
+                         const std::byte* updates, int64_t count) const {
+    constexpr int64_t kBlock = 4096;
+    thread_local std::vector<int64_t> block;
+    block.resize(2 * kBlock);
+    int64_t* const targets = block.data();
+    int64_t* const values = targets + kBlock;
+    const ArrayShape& operand = p_.operands[0];
+    int64_t filled = 0;
+    auto flush = [&] {
+      ApplyCombinerAt(p_.combiner, operand.type, result, updates, targets,
+                      values, filled);
+      filled = 0;
+    };
+    // The operand offset of the update whose index vector starts at `base`,
+    // or -1 where its window does not fit (which skips it), read component
+    // by component; one index of JAX's types takes ScalarScatterOffsets.
+    auto offset_of = [&](int64_t base) -> int64_t {
+      int64_t offset = 0;
+      for (size_t k = 0; k < p_.scatter_dims_to_operand_dims.size(); ++k) {
+        const int64_t d = p_.scatter_dims_to_operand_dims[k];
+        const int64_t start =
+            space_.Read(indices, base, static_cast<int64_t>(k));
+        if (start < 0 || start >= operand.dims[d]) return -1;
+        offset += start * operand_strides_[d];
+      }
+      return offset;
+    };
+    const bool one_index = p_.scatter_dims_to_operand_dims.size() == 1;
+    const int64_t first_dim =
+        one_index ? p_.scatter_dims_to_operand_dims[0] : int64_t{0};
+    const int64_t first_size = one_index ? operand.dims[first_dim] : 0;
+    const int64_t first_stride = one_index ? operand_strides_[first_dim] : 0;
+    const int64_t base_step =
+        space_.sizes.empty() ? 0 : space_.indices_strides.back();
+    const int64_t update_step =
+        scatter_update_strides_.empty() ? 0 : scatter_update_strides_.back();
+    auto walk = [&](auto index_tag) {
+      ForEachBatchRun(
+          space_, scatter_update_strides_, 0, count,
+          [&](int64_t, int64_t base, int64_t update_offset, int64_t run,
+              const std::vector<int64_t>& batch) {
+            // Input batching dims: the batch position's own index, in
+            // range by construction; along the run when it is the last.
+            int64_t batching = 0, batching_step = 0;
+            for (size_t i = 0; i < p_.input_batching_dims.size(); ++i) {
+              const int64_t stride =
+                  operand_strides_[p_.input_batching_dims[i]];
+              batching += batch[batching_positions_[i]] * stride;
+              if (batching_positions_[i] + 1 ==
+                  static_cast<int64_t>(space_.sizes.size())) {
+                batching_step += stride;
+              }
+            }
+            // A block's worth at a time.
+            for (int64_t i = 0; i < run;) {
+              const int64_t take = std::min(run - i, kBlock - filled);
+              using I = decltype(index_tag);
+              if constexpr (!std::is_same_v<I, std::nullptr_t>) {
+                filled += ScalarScatterOffsets(
+                    reinterpret_cast<const I*>(indices) + base + i * base_step,
+                    base_step, first_size, first_stride,
+                    batching + i * batching_step, batching_step,
+                    update_offset + i * update_step, update_step, take,
+                    targets + filled, values + filled);
+                i += take;
+              } else {
+                int64_t n = filled;
+                for (const int64_t stop = i + take; i < stop; ++i) {
+                  const int64_t offset = offset_of(base + i * base_step);
+                  targets[n] = offset + batching + i * batching_step;
+                  values[n] = update_offset + i * update_step;
+                  n += offset >= 0;  // an update out of range is dropped
+                }
+                filled = n;
+              }
+              if (filled == kBlock) flush();
+            }
+          });
+    };
+    if (!one_index || !DispatchIndexType(space_.type, walk)) {
+      walk(nullptr);
+    }
+    flush();
+  }
+
   ScatterParams p_;
   IndexSpace space_;
   std::unique_ptr<ScalarRegion> body_;
@@ -402,6 +713,8 @@ class ScatterKernel : public Kernel {
   std::vector<int64_t> window_update_strides_;
   std::vector<int64_t> window_sizes_;
   std::vector<int64_t> batching_positions_;
+  // One operand, a known combiner, windows of one element: RunSingleElements.
+  bool single_elements_ = false;
   // With a contiguous last window dimension: its length, and the window
   // dimensions before it.
   int64_t row_length_ = 0;

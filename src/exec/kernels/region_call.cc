@@ -45,6 +45,58 @@ bool Apply(std::byte* target, const std::byte* value, int64_t count) {
   }
 }
 
+// Apply at scattered element offsets, in order.
+template <typename Op, typename T>
+bool ApplyAt(std::byte* target, const std::byte* value,
+             const int64_t* target_offsets, const int64_t* value_offsets,
+             int64_t count) {
+  if constexpr (requires(T x) { Op::Apply(x, x, 0); }) {
+    auto* t = reinterpret_cast<T*>(target);
+    auto* v = reinterpret_cast<const T*>(value);
+    for (int64_t i = 0; i < count; ++i) {
+      T& slot = t[target_offsets[i]];
+      slot = Op::Apply(slot, v[value_offsets[i]], 0);
+    }
+    return true;
+  } else {
+    return false;
+  }
+}
+
+template <typename T>
+bool ApplyTypedAt(Combiner combiner, std::byte* target, const std::byte* value,
+                  const int64_t* target_offsets, const int64_t* value_offsets,
+                  int64_t count) {
+  switch (combiner) {
+    case Combiner::kAdd:
+      return ApplyAt<ops::Add, T>(target, value, target_offsets, value_offsets,
+                                  count);
+    case Combiner::kMultiply:
+      return ApplyAt<ops::Multiply, T>(target, value, target_offsets,
+                                       value_offsets, count);
+    case Combiner::kMaximum:
+      return ApplyAt<ops::Maximum, T>(target, value, target_offsets,
+                                      value_offsets, count);
+    case Combiner::kMinimum:
+      return ApplyAt<ops::Minimum, T>(target, value, target_offsets,
+                                      value_offsets, count);
+    case Combiner::kAnd:
+      return ApplyAt<ops::And, T>(target, value, target_offsets, value_offsets,
+                                  count);
+    case Combiner::kOr:
+      return ApplyAt<ops::Or, T>(target, value, target_offsets, value_offsets,
+                                 count);
+    case Combiner::kXor:
+      return ApplyAt<ops::Xor, T>(target, value, target_offsets, value_offsets,
+                                  count);
+    case Combiner::kReplace:  // ApplyCombinerAt moves bytes itself
+    case Combiner::kKeep:
+    case Combiner::kGeneric:
+      return false;
+  }
+  return false;
+}
+
 template <typename T>
 bool ApplyTyped(Combiner combiner, std::byte* target, const std::byte* value,
                 int64_t count) {
@@ -119,6 +171,32 @@ bool ApplyCombinerRows(Combiner combiner, ElementType type, std::byte* target,
     handled = each_row([&](std::byte* t, const std::byte* v) {
       return ApplyTyped<T>(combiner, t, v, count);
     });
+  });
+  return handled;
+}
+
+bool ApplyCombinerAt(Combiner combiner, ElementType type, std::byte* target,
+                     const std::byte* value, const int64_t* target_offsets,
+                     const int64_t* value_offsets, int64_t count) {
+  if (combiner == Combiner::kKeep) return true;
+  if (combiner == Combiner::kReplace) {  // any type: a move of its bytes
+    const int64_t bytes = ir::StorageBytes(type);
+    for (int64_t i = 0; i < count; ++i) {
+      std::memcpy(target + target_offsets[i] * bytes,
+                  value + value_offsets[i] * bytes, bytes);
+    }
+    return true;
+  }
+  // As ApplyCombinerRows: sub-byte integers only take a max or min.
+  if (ir::BitWidth(type) < 8 && !ir::IsBool(type) &&
+      combiner != Combiner::kMaximum && combiner != Combiner::kMinimum) {
+    return false;
+  }
+  bool handled = false;
+  DispatchNative(type, [&](auto tag) {
+    using T = decltype(tag);
+    handled = ApplyTypedAt<T>(combiner, target, value, target_offsets,
+                              value_offsets, count);
   });
   return handled;
 }

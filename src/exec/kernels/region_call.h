@@ -83,6 +83,15 @@ bool ApplyCombinerRows(Combiner combiner, ElementType type, std::byte* target,
                        const std::byte* value, int64_t rows, int64_t count,
                        int64_t value_stride);
 
+// ApplyCombiner on single elements at scattered places, in order: for each
+// i, target[target_offsets[i]] = op(target[target_offsets[i]],
+// value[value_offsets[i]]) (offsets in elements), dispatched once. A scatter
+// of single elements (jnp's x.at[i].add(u), segment_sum) runs through it.
+// False when the combiner or type has no fast path.
+bool ApplyCombinerAt(Combiner combiner, ElementType type, std::byte* target,
+                     const std::byte* value, const int64_t* target_offsets,
+                     const int64_t* value_offsets, int64_t count);
+
 // Whether ApplyCombiner handles (combiner, type).
 bool HasFastCombiner(Combiner combiner, ElementType type);
 
