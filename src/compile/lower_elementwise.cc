@@ -171,8 +171,8 @@ constexpr UnaryEntry kUnaryOps[] = {
     {OpCode::kChloTan, UnaryOp::kTan},
 };
 
-// The splat value of `value` when it is a splat f32 or f64 constant, or a
-// broadcast of one.
+// The splat value of `value` when it is a splat float constant (f16 and
+// bf16 too), or a broadcast of one.
 std::optional<double> SplatValue(const ir::Value* value) {
   const ir::Operation* def = value->defining_op();
   if (def != nullptr && def->is(OpCode::kBroadcastInDim) &&
@@ -180,7 +180,7 @@ std::optional<double> SplatValue(const ir::Value* value) {
     def = def->operand(0)->defining_op();
   }
   if (def == nullptr) return std::nullopt;
-  return FloatSplat(*def);
+  return FloatSplat(*def, /*narrow_too=*/true);
 }
 
 // x^n for n = 2, 3 or 4 as multiplies, as XLA:CPU computes a float power

@@ -69,8 +69,10 @@ std::optional<Comparison> ComparisonOf(const ir::Operation* op);
 // UNSIGNED); never TOTALORDER.
 bool ComparesLikeCpp(int64_t compare_type, ElementType type);
 
-// The value of a splat f32 or f64 constant, if `op` is one.
-std::optional<double> FloatSplat(const ir::Operation& op);
+// The value of a splat f32 or f64 constant, if `op` is one; with
+// `narrow_too`, of an f16 or bf16 one too.
+std::optional<double> FloatSplat(const ir::Operation& op,
+                                 bool narrow_too = false);
 
 // The combiner a two-operand-per-value body computes, when it is one the
 // kernels know: `(a, b) -> op(a, b)` (either order for commutative ops),

@@ -100,7 +100,7 @@ Status UnsupportedType(const ir::Operation& op, ElementType type) {
                             ir::ElementTypeName(type), " is not supported");
 }
 
-std::optional<double> FloatSplat(const ir::Operation& op) {
+std::optional<double> FloatSplat(const ir::Operation& op, bool narrow_too) {
   if (!op.is(ir::OpCode::kConstant) || op.num_results() != 1)
     return std::nullopt;
   ir::Attribute value = op.GetAttr("value");
@@ -112,7 +112,10 @@ std::optional<double> FloatSplat(const ir::Operation& op) {
     return std::nullopt;
   }
   const ir::ElementType element = type.element().element_type();
-  if (element != ir::ElementType::kF32 && element != ir::ElementType::kF64) {
+  const bool narrow =
+      element == ir::ElementType::kF16 || element == ir::ElementType::kBF16;
+  if (element != ir::ElementType::kF32 && element != ir::ElementType::kF64 &&
+      !(narrow_too && narrow)) {
     return std::nullopt;
   }
   const std::string& data = value.dense_data();
