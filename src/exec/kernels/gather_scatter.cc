@@ -145,9 +145,13 @@ int64_t ScalarScatterOffsets(const I* idx, int64_t idx_step, int64_t size,
   int64_t written = 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t start = static_cast<int64_t>(idx[i * idx_step]);
-    targets[written] = start * stride + add + i * add_step;
+    const bool fits =
+        static_cast<uint64_t>(start) < static_cast<uint64_t>(size);
+    // An index out of range is written over by the next (a select, not a
+    // branch), and never multiplied: i64 indices may be anything.
+    targets[written] = (fits ? start : 0) * stride + add + i * add_step;
     values[written] = value + i * value_step;
-    written += static_cast<uint64_t>(start) < static_cast<uint64_t>(size);
+    written += fits;
   }
   return written;
 }
