@@ -605,6 +605,66 @@ func.func @main() -> (tensor<2x3xf32>, tensor<2x3xi32>, tensor<3xi1>, tensor<1x2
   EXPECT_EQ(out[3].As<float>(), sums);
 }
 
+// Transposes of the last two dimensions copy whole rows in tiles (the
+// output's rows run along the source): every element lands where a loop
+// here puts it, for each element size, for sizes no tile divides, across
+// the ranges the cores split the output into (which start mid-row), and
+// for a batch of matrices whose planes the tiles must not cross.
+TEST(SemanticsTest, TransposesInTilesPutEveryElementInPlace) {
+  struct Case {
+    std::string type;
+    ElementType element;
+    int bytes;
+  };
+  for (const Case& c : {Case{"i8", ElementType::kI8, 1},
+                        Case{"i16", ElementType::kI16, 2},
+                        Case{"i32", ElementType::kI32, 4},
+                        Case{"i64", ElementType::kI64, 8}}) {
+    const std::string in2 = "tensor<300x517x" + c.type + ">";
+    const std::string out2 = "tensor<517x300x" + c.type + ">";
+    const std::string in3 = "tensor<5x67x130x" + c.type + ">";
+    const std::string out3 = "tensor<5x130x67x" + c.type + ">";
+    const std::string text =
+        "func.func @main(%x: " + in2 + ", %y: " + in3 + ") -> (" + out2 +
+        ", " + out3 + ") {\n  %t = stablehlo.transpose %x, dims = [1, 0] : (" +
+        in2 + ") -> " + out2 + "\n  %u = stablehlo.transpose %y, dims = [0, 2, 1] : (" +
+        in3 + ") -> " + out3 + "\n  return %t, %u : " + out2 + ", " + out3 +
+        "\n}";
+    // Distinct small values in every element size: the position's low
+    // bits, then its higher ones.
+    auto fill = [&](int64_t count) {
+      std::vector<uint8_t> bytes(count * c.bytes);
+      for (int64_t e = 0; e < count; ++e) {
+        for (int b = 0; b < c.bytes; ++b) {
+          bytes[e * c.bytes + b] = static_cast<uint8_t>((e >> (8 * b)) + 3 * b);
+        }
+      }
+      return bytes;
+    };
+    std::vector<uint8_t> x = fill(300 * 517), y = fill(5 * 67 * 130);
+    ASSERT_OK_AND_ASSIGN(
+        auto out, RunText(text, {HostArray::Of(c.element, {300, 517}, x),
+                                 HostArray::Of(c.element, {5, 67, 130}, y)}));
+    int wrong = 0;
+    for (int i = 0; i < 517; ++i) {
+      for (int j = 0; j < 300; ++j) {
+        wrong += std::memcmp(&out[0].bytes[(i * 300 + j) * c.bytes],
+                             &x[(j * 517 + i) * c.bytes], c.bytes) != 0;
+      }
+    }
+    for (int b = 0; b < 5; ++b) {
+      for (int i = 0; i < 130; ++i) {
+        for (int j = 0; j < 67; ++j) {
+          wrong += std::memcmp(
+                       &out[1].bytes[((b * 130 + i) * 67 + j) * c.bytes],
+                       &y[((b * 67 + j) * 130 + i) * c.bytes], c.bytes) != 0;
+        }
+      }
+    }
+    EXPECT_EQ(wrong, 0) << c.type;
+  }
+}
+
 TEST(SemanticsTest, SortIsStableWithAnyComparator) {
   // Sort by key parity only: evens before odds, ties keep their order.
   ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
