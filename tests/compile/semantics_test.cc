@@ -79,6 +79,73 @@ func.func @main() -> (tensor<3xf32>, tensor<3xf32>) {
   EXPECT_TRUE(std::signbit(mn[2]));
 }
 
+// The same rules over arrays that cross the vector loops' ends, for f32 and
+// f64 (whose loops run branch-free on the bits): a NaN operand is the
+// result (a's where both are, payload and all), of equal values +0 wins
+// the maximum and -0 the minimum, in either order. Expected values from
+// those rules written out here.
+TEST(SemanticsTest, VectorMaximumAndMinimumKeepNaNPayloadsAndZeroOrder) {
+  auto check = [](auto zero, const std::string& type) {
+    using T = decltype(zero);
+    using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+    const T nan_a = std::bit_cast<T>(
+        static_cast<U>(std::bit_cast<U>(std::numeric_limits<T>::quiet_NaN()) | 5));
+    const T nan_b = std::bit_cast<T>(
+        static_cast<U>(std::bit_cast<U>(std::numeric_limits<T>::quiet_NaN()) | 9));
+    const T special[] = {T(0), T(-0.0), nan_a, nan_b, T(1.5), T(-1.5),
+                         std::numeric_limits<T>::infinity(),
+                         -std::numeric_limits<T>::infinity()};
+    std::vector<T> a, b;
+    for (T x : special) {
+      for (T y : special) {
+        a.push_back(x);
+        b.push_back(y);
+      }
+    }
+    std::mt19937 rng(12);
+    std::uniform_int_distribution<int> pick(-3, 3);
+    while (a.size() < 1027) {
+      a.push_back(T(pick(rng)) * T(0.5));
+      b.push_back(T(pick(rng)) * T(0.5));
+    }
+    const int64_t n = static_cast<int64_t>(a.size());
+    const std::string t = "tensor<" + std::to_string(n) + "x" + type + ">";
+    ASSERT_OK_AND_ASSIGN(
+        auto out,
+        RunText("func.func @main(%a: " + t + ", %b: " + t + ") -> (" + t +
+                    ", " + t + ") {\n  %mx = stablehlo.maximum %a, %b : " + t +
+                    "\n  %mn = stablehlo.minimum %a, %b : " + t +
+                    "\n  return %mx, %mn : " + t + ", " + t + "\n}",
+                {HostArray::Of(ElementType(type == "f32" ? ElementType::kF32
+                                                         : ElementType::kF64),
+                               {n}, a),
+                 HostArray::Of(ElementType(type == "f32" ? ElementType::kF32
+                                                         : ElementType::kF64),
+                               {n}, b)}));
+    std::vector<T> mx = out[0].template As<T>(), mn = out[1].template As<T>();
+    int wrong = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      T want_max, want_min;
+      if (a[i] != a[i]) {
+        want_max = want_min = a[i];
+      } else if (b[i] != b[i]) {
+        want_max = want_min = b[i];
+      } else if (a[i] == b[i]) {
+        want_max = std::signbit(a[i]) ? b[i] : a[i];
+        want_min = std::signbit(a[i]) ? a[i] : b[i];
+      } else {
+        want_max = a[i] > b[i] ? a[i] : b[i];
+        want_min = a[i] < b[i] ? a[i] : b[i];
+      }
+      wrong += std::bit_cast<U>(mx[i]) != std::bit_cast<U>(want_max);
+      wrong += std::bit_cast<U>(mn[i]) != std::bit_cast<U>(want_min);
+    }
+    EXPECT_EQ(wrong, 0) << type;
+  };
+  check(0.0f, "f32");
+  check(0.0, "f64");
+}
+
 // clamp(lo, x, hi) = min(max(x, lo), hi) with maximum's and minimum's NaN
 // and signed-zero rules, for every shape of bound the kernel has a loop
 // for: scalar bounds that are neither NaN nor zero (two compares), scalar

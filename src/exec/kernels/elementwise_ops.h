@@ -549,6 +549,24 @@ struct Remainder {
 // imaginary part). The real forms are selects without early returns, so
 // that the compiler vectorizes the loops that call them (with returns, GCC
 // kept relu and clamp one element at a time).
+// The bitwise and / or of two floats of one value: where a == b, the one
+// with its sign bit clear / set (+0 and -0), else either (the same bits).
+// As integer operations the maximum and minimum below stay branch-free and
+// vectorize for double too: std::signbit of a double went through a
+// general register, and max of 1 Mi f64 ran scalar at 6.7x XLA:CPU's time.
+template <Float T>
+inline T SignBitsAnd(T a, T b) {
+  using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  return std::bit_cast<T>(static_cast<U>(std::bit_cast<U>(a) &
+                                         std::bit_cast<U>(b)));
+}
+template <Float T>
+inline T SignBitsOr(T a, T b) {
+  using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  return std::bit_cast<T>(static_cast<U>(std::bit_cast<U>(a) |
+                                         std::bit_cast<U>(b)));
+}
+
 struct Maximum {
   static bool Apply(bool a, bool b, int) { return a || b; }
   template <Int T>
@@ -558,7 +576,7 @@ struct Maximum {
   template <Float T>
   static T Apply(T a, T b, int) {
     T larger = a > b ? a : b;
-    T result = a == b ? (std::signbit(a) ? b : a) : larger;
+    T result = a == b ? SignBitsAnd(a, b) : larger;
     result = b != b ? b : result;
     return a != a ? a : result;
   }
@@ -579,7 +597,7 @@ struct Minimum {
   template <Float T>
   static T Apply(T a, T b, int) {
     T smaller = a < b ? a : b;
-    T result = a == b ? (std::signbit(a) ? a : b) : smaller;
+    T result = a == b ? SignBitsOr(a, b) : smaller;
     result = b != b ? b : result;
     return a != a ? a : result;
   }
