@@ -195,21 +195,10 @@ bool DispatchElementBytes(int64_t bytes, Fn&& fn) {
 
 // Copies one element of `bytes` bytes, typed where it can.
 inline void CopyElement(std::byte* to, const std::byte* from, int64_t bytes) {
-  switch (bytes) {
-    case 1:
-      *reinterpret_cast<uint8_t*>(to) = *reinterpret_cast<const uint8_t*>(from);
-      return;
-    case 2:
-      std::memcpy(to, from, 2);
-      return;
-    case 4:
-      std::memcpy(to, from, 4);
-      return;
-    case 8:
-      std::memcpy(to, from, 8);
-      return;
-    default:
-      std::memcpy(to, from, bytes);
+  if (!DispatchElementBytes(bytes, [&](auto tag) {
+        std::memcpy(to, from, sizeof(tag));
+      })) {
+    std::memcpy(to, from, bytes);
   }
 }
 
@@ -447,26 +436,17 @@ class GatherKernel : public Kernel {
   static void GatherRow(const std::byte* row, const int64_t* start,
                         std::byte* target, int64_t count,
                         int64_t element_bytes) {
-    auto typed = [&](auto tag) {
+    const bool typed = DispatchElementBytes(element_bytes, [&](auto tag) {
       using U = decltype(tag);
       const auto* from = reinterpret_cast<const U*>(row);
       auto* to = reinterpret_cast<U*>(target);
       for (int64_t b = 0; b < count; ++b) to[b] = from[start[b]];
-    };
-    switch (element_bytes) {
-      case 1:
-        return typed(uint8_t{});
-      case 2:
-        return typed(uint16_t{});
-      case 4:
-        return typed(uint32_t{});
-      case 8:
-        return typed(uint64_t{});
-      default:
-        for (int64_t b = 0; b < count; ++b) {
-          std::memcpy(target + b * element_bytes,
-                      row + start[b] * element_bytes, element_bytes);
-        }
+    });
+    if (!typed) {
+      for (int64_t b = 0; b < count; ++b) {
+        std::memcpy(target + b * element_bytes, row + start[b] * element_bytes,
+                    element_bytes);
+      }
     }
   }
 

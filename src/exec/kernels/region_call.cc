@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "exec/kernels/elementwise_ops.h"
+#include "exec/kernels/row_reducer.h"
 #include "exec/kernels/vectorize.h"
 
 namespace kiln::exec {
@@ -63,67 +64,25 @@ bool ApplyAt(std::byte* target, const std::byte* value,
   }
 }
 
+// The same at scattered offsets (ApplyCombinerAt moves kReplace's values).
 template <typename T>
 bool ApplyTypedAt(Combiner combiner, std::byte* target, const std::byte* value,
                   const int64_t* target_offsets, const int64_t* value_offsets,
                   int64_t count) {
-  switch (combiner) {
-    case Combiner::kAdd:
-      return ApplyAt<ops::Add, T>(target, value, target_offsets, value_offsets,
-                                  count);
-    case Combiner::kMultiply:
-      return ApplyAt<ops::Multiply, T>(target, value, target_offsets,
-                                       value_offsets, count);
-    case Combiner::kMaximum:
-      return ApplyAt<ops::Maximum, T>(target, value, target_offsets,
-                                      value_offsets, count);
-    case Combiner::kMinimum:
-      return ApplyAt<ops::Minimum, T>(target, value, target_offsets,
-                                      value_offsets, count);
-    case Combiner::kAnd:
-      return ApplyAt<ops::And, T>(target, value, target_offsets, value_offsets,
-                                  count);
-    case Combiner::kOr:
-      return ApplyAt<ops::Or, T>(target, value, target_offsets, value_offsets,
-                                 count);
-    case Combiner::kXor:
-      return ApplyAt<ops::Xor, T>(target, value, target_offsets, value_offsets,
-                                  count);
-    case Combiner::kReplace:  // ApplyCombinerAt moves bytes itself
-    case Combiner::kKeep:
-    case Combiner::kGeneric:
-      return false;
-  }
-  return false;
+  return WithCombinerOp(combiner, [&](auto op) {
+    return ApplyAt<decltype(op), T>(target, value, target_offsets,
+                                    value_offsets, count);
+  });
 }
 
+// The combiners with an op (ApplyCombinerRows moves kReplace's and
+// kKeep's values itself).
 template <typename T>
 bool ApplyTyped(Combiner combiner, std::byte* target, const std::byte* value,
                 int64_t count) {
-  switch (combiner) {
-    case Combiner::kAdd:
-      return Apply<ops::Add, T>(target, value, count);
-    case Combiner::kMultiply:
-      return Apply<ops::Multiply, T>(target, value, count);
-    case Combiner::kMaximum:
-      return Apply<ops::Maximum, T>(target, value, count);
-    case Combiner::kMinimum:
-      return Apply<ops::Minimum, T>(target, value, count);
-    case Combiner::kAnd:
-      return Apply<ops::And, T>(target, value, count);
-    case Combiner::kOr:
-      return Apply<ops::Or, T>(target, value, count);
-    case Combiner::kXor:
-      return Apply<ops::Xor, T>(target, value, count);
-    case Combiner::kReplace:
-      if (count > 0) std::memmove(target, value, count * sizeof(T));
-      return true;
-    case Combiner::kKeep:
-      return true;
-    case Combiner::kGeneric:
-      return false;
-  }
-  return false;
+  return WithCombinerOp(combiner, [&](auto op) {
+    return Apply<decltype(op), T>(target, value, count);
+  });
 }
 
 }  // namespace
