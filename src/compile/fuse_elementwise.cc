@@ -453,6 +453,7 @@ void Lowering::NoteInPlaceWrites(const std::vector<exec::Step>& steps,
                                  const std::vector<int64_t>& last_indices) {
   for (size_t k = 0; k < steps.size(); ++k) {
     const exec::Step& step = steps[k];
+    NoteInPlaceUpdates(step, indices[k], last_indices[k]);
     const ElementwiseKernel* kernel = AsElementwise(step);
     if (kernel == nullptr) continue;
     std::set<SlotId> taken;
@@ -482,6 +483,32 @@ void Lowering::NoteInPlaceWrites(const std::vector<exec::Step>& steps,
         break;
       }
     }
+  }
+}
+
+void Lowering::NoteInPlaceUpdates(const exec::Step& step, int64_t first,
+                                  int64_t last) {
+  for (size_t j = 0; j < step.outputs.size(); ++j) {
+    int updated = step.kernel->UpdatedInput(static_cast<int>(j));
+    SlotId out = step.outputs[j];
+    if (updated < 0 || alias_root_[out] != out ||
+        slot(out).kind != exec::SlotKind::kTemp) {
+      continue;
+    }
+    SlotId root = alias_root_[step.inputs[updated]];
+    if (!ScratchDeadAfter(root, last) ||
+        slot(root).byte_size() != slot(out).byte_size()) {
+      continue;
+    }
+    // The update and the indices are read while the output is written:
+    // none may be a view of the memory it takes over.
+    bool alone = true;
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      if (static_cast<int>(i) != updated) {
+        alone &= alias_root_[step.inputs[i]] != root;
+      }
+    }
+    if (alone) in_place_writes_.push_back({out, root, first, last});
   }
 }
 

@@ -524,9 +524,10 @@ StatusOr<std::unique_ptr<exec::Region>> Lowering::LowerRegion(
 }
 
 // A scan's stacked outputs are a loop value that each iteration updates
-// with a dynamic_update_slice at the step's index (ys[i] = y). Copied
-// whole into a fresh result, a loop of n steps would move O(n^2) bytes;
-// updated in place, O(n). In place is sound when the update's other inputs
+// with a dynamic_update_slice at the step's index (ys[i] = y), as is a
+// buffer a fori_loop updates with `.at[i].set` (a scatter). Copied whole
+// into a fresh result, a loop of n steps would move O(n^2) bytes; updated
+// in place, O(n). In place is sound when the update's other inputs
 // are not views of the param and no later step of the body reads it (a
 // step running regions might, through a capture, so none may follow).
 void Lowering::UpdateLoopStateInPlace() {
@@ -549,22 +550,28 @@ void Lowering::UpdateLoopStateInPlace() {
     }
     if (writer == region.steps.size()) continue;
     const exec::Step& update = region.steps[writer];
-    bool in_place = true;
-    if (exec::IsDynamicUpdateSliceKernel(*update.kernel)) {
-      if (update.outputs[0] != result ||
-          alias_root_[update.inputs[0]] != param) {
-        continue;
-      }
-      for (size_t i = 1; i < update.inputs.size(); ++i) {
+    // A writer that runs regions (a nested loop, a scatter's combiner) may
+    // read the param inside them, through a capture rather than an input,
+    // while it writes the result.
+    bool in_place = !OtherFrameStepBetween(
+        writer == 0 ? -1 : indices[writer - 1], indices[writer]);
+    int output = static_cast<int>(
+        std::find(update.outputs.begin(), update.outputs.end(), result) -
+        update.outputs.begin());
+    int updated = output < static_cast<int>(update.outputs.size())
+                      ? update.kernel->UpdatedInput(output)
+                      : -1;
+    if (updated >= 0) {
+      // A dynamic_update_slice or scatter of the param: its other inputs
+      // (the update, the indices) must not be views of it.
+      in_place &= alias_root_[update.inputs[updated]] == param &&
+                  slot(result).byte_size() == slot(param).byte_size();
+      for (size_t i = 0; i < update.inputs.size(); ++i) {
+        if (static_cast<int>(i) == updated) continue;
         in_place &= alias_root_[update.inputs[i]] != param;
       }
     } else {
-      // A writer that runs regions (a nested loop) may read the param
-      // inside them, through a capture rather than an input, while it
-      // writes the result.
-      in_place = !OtherFrameStepBetween(writer == 0 ? -1 : indices[writer - 1],
-                                        indices[writer]) &&
-                 WritesOverLoopParam(region, writer, result, param);
+      in_place &= WritesOverLoopParam(region, writer, result, param);
     }
     for (size_t q = writer + 1; q < region.steps.size() && in_place; ++q) {
       in_place &= !OtherFrameStepBetween(indices[q - 1], indices[q]);
@@ -1073,6 +1080,26 @@ Status Lowering::LowerEntry(const ir::Operation& func,
   return OkStatus();
 }
 
+bool Lowering::UpdatesArgumentOnly(const exec::Step& step, SlotId value,
+                                   SlotId argument) const {
+  for (size_t j = 0; j < step.outputs.size(); ++j) {
+    if (alias_root_[step.outputs[j]] != value) continue;
+    int updated = step.kernel->UpdatedInput(static_cast<int>(j));
+    if (updated < 0 ||
+        alias_root_[step.inputs[updated]] != alias_root_[argument]) {
+      return false;
+    }
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      if (static_cast<int>(i) != updated &&
+          alias_root_[step.inputs[i]] == alias_root_[argument]) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
 bool Lowering::CanComputeIntoDonatedOutput(
     const exec::Region& main, SlotId value, SlotId argument,
     const std::vector<SlotId>& returned) const {
@@ -1122,8 +1149,11 @@ bool Lowering::CanComputeIntoDonatedOutput(
         dynamic_cast<const exec::ElementwiseKernel*>(step.kernel.get());
     if (elementwise == nullptr) {
       // Not fusable, so done before the defining step starts; but the
-      // defining step itself must read element by element.
-      if (p == defining) return false;
+      // defining step itself must read element by element, or be an update
+      // of the argument (a scatter into it) that reads it nowhere else.
+      if (p == defining && !UpdatesArgumentOnly(step, value, argument)) {
+        return false;
+      }
       continue;
     }
     for (size_t i = 0; i < step.inputs.size(); ++i) {

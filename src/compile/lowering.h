@@ -245,22 +245,27 @@ class Lowering {
   // Whether the entry region's value `value` (an ordinary scratch slot of
   // the entry frame), an output donated argument `argument` may hand its
   // memory to, can be computed straight into that output: no later step reads
-  // the argument, the defining step reads it (if at all) element by element,
-  // and no elementwise step before it reads it whole (a view fusion could run
+  // the argument, the defining step reads it (if at all) element by element
+  // or is an update of it (UpdatesArgumentOnly), and no elementwise step before it reads it whole (a view fusion could run
   // beside the write).
   bool CanComputeIntoDonatedOutput(const exec::Region& main, SlotId value,
                                    SlotId argument,
                                    const std::vector<SlotId>& returned) const;
+  // Whether `step` writes `value` as `argument` with some elements
+  // replaced (exec::Kernel::UpdatedInput) and reads the argument nowhere
+  // else: it may then write into the argument's memory.
+  bool UpdatesArgumentOnly(const exec::Step& step, SlotId value,
+                           SlotId argument) const;
   // Whether a step of another frame than the innermost one took an index
   // strictly between `a` and `b`: a nested region's step lies between two
   // steps of this region (the step at `b` runs regions when `a` is the
   // index of the step before it).
   bool OtherFrameStepBetween(int64_t a, int64_t b) const;
   // In the loop body being lowered (RegionResults::kLoopState), makes each
-  // result that a dynamic_update_slice computes from the param at its own
-  // position update that param in place, when no later step reads it; and
-  // so each result written after the param's last reader where
-  // WritesOverLoopParam allows it.
+  // result that a dynamic_update_slice or scatter computes from the param
+  // at its own position (exec::Kernel::UpdatedInput) update that param in
+  // place, when no later step reads it; and so each result written after
+  // the param's last reader where WritesOverLoopParam allows it.
   void UpdateLoopStateInPlace();
   // Whether `result`, written by step `writer` of the loop body `region`,
   // may be written into the memory of `param` (of the same size), given
@@ -280,6 +285,13 @@ class Lowering {
   void NoteInPlaceWrites(const std::vector<exec::Step>& steps,
                          const std::vector<int64_t>& indices,
                          const std::vector<int64_t>& last_indices);
+  // Notes an output of `step` (spanning step indices [first, last]) that
+  // is an input with some elements replaced (exec::Kernel::UpdatedInput:
+  // a dynamic_update_slice, a scatter) for writing into that input's
+  // memory, when the input is scratch that dies at the step and no other
+  // input is a view of it.
+  void NoteInPlaceUpdates(const exec::Step& step, int64_t first,
+                          int64_t last);
   // Gives row reductions their elementwise producer (same file).
   void FuseRowReductions(
       std::vector<exec::Step>& steps, std::vector<int64_t>& indices,

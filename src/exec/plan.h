@@ -58,6 +58,14 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual Status Run(RunContext& ctx, const Step& step) const = 0;
+
+  // For an output that is one of the inputs with some elements replaced
+  // (dynamic_update_slice, scatter): that input's index; else -1. Such a
+  // kernel copies the input into the output first, skipping the copy when
+  // both are the same memory, and afterwards reads it only through the
+  // output; so where the input dies at the step, the output may be written
+  // into its memory (a loop's carried buffer updated in place).
+  virtual int UpdatedInput(int output) const { return -1; }
 };
 
 struct Step {

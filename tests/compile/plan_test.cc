@@ -145,6 +145,70 @@ func.func @main(%w: tensor<4x3xf32> {tf.aliasing_output = 0 : i32}, %x: tensor<2
   for (int i = 0; i < 12; ++i) EXPECT_FLOAT_EQ(w[i], want[i]) << i;
 }
 
+TEST(PlanTest, DonatedArgumentIsScatteredIntoInPlace) {
+  // `w.at[i].add(u)` of a donated w: the scatter writes into the output
+  // the argument hands its memory to, with no copy of w at the return; the
+  // gather before it reads w first.
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(R"(
+func.func @main(%w: tensor<6xf32> {tf.aliasing_output = 0 : i32}, %i: tensor<2x1xi32>) -> (tensor<6xf32>, tensor<2xf32>) {
+  %g = "stablehlo.gather"(%w, %i) <{dimension_numbers = #stablehlo.gather<
+      collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>,
+      slice_sizes = array<i64: 1>}> : (tensor<6xf32>, tensor<2x1xi32>) -> tensor<2xf32>
+  %u = stablehlo.multiply %g, %g : tensor<2xf32>
+  %new = "stablehlo.scatter"(%w, %i, %u) <{scatter_dimension_numbers =
+      #stablehlo.scatter<inserted_window_dims = [0],
+      scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<6xf32>, tensor<2x1xi32>, tensor<2xf32>) -> tensor<6xf32>
+  return %new, %g : tensor<6xf32>, tensor<2xf32>
+})"));
+  EXPECT_EQ(plan->output_aliases(), (std::vector<int>{0, -1}));
+  EXPECT_EQ(CountSteps(*plan, "func.return"), 0) << "a copy at the return";
+  std::vector<float> w = {1, 2, 3, 4, 5, 6};
+  std::vector<int32_t> i = {4, 1};
+  DonatingAllocator allocator;
+  allocator.donated = w.data();
+  std::vector<const void*> args = {w.data(), i.data()};
+  ASSERT_OK(exec::Execute(*plan, args, allocator).status());
+  EXPECT_EQ(w, (std::vector<float>{1, 2 + 4, 3, 4, 5 + 25, 6}));
+  std::vector<float> gathered(2);
+  std::memcpy(gathered.data(), allocator.others[0].data(), 8);
+  EXPECT_EQ(gathered, (std::vector<float>{5, 2}));
+}
+
+TEST(PlanTest, AnUpdateOfScratchThatDiesThereTakesItsMemory) {
+  // %b dies at the dynamic_update_slice that makes %c: %c takes %b's
+  // memory (the arena holds one 64 KiB array, not two), while %d, which
+  // reads %c after %e updates it, keeps its own.
+  ASSERT_OK_AND_ASSIGN(auto plan, CompileText(R"(
+func.func @main(%x: tensor<16384xf32>, %u: tensor<4xf32>, %k: tensor<i32>) -> (tensor<16384xf32>, tensor<16384xf32>) {
+  %b = stablehlo.multiply %x, %x : tensor<16384xf32>
+  %c = stablehlo.dynamic_update_slice %b, %u, %k : (tensor<16384xf32>, tensor<4xf32>, tensor<i32>) -> tensor<16384xf32>
+  %e = stablehlo.dynamic_update_slice %c, %u, %k : (tensor<16384xf32>, tensor<4xf32>, tensor<i32>) -> tensor<16384xf32>
+  %d = stablehlo.add %c, %x : tensor<16384xf32>
+  return %e, %d : tensor<16384xf32>, tensor<16384xf32>
+})"));
+  std::vector<float> x(16384), u = {-1, -2, -3, -4};
+  for (int k = 0; k < 16384; ++k) x[k] = 0.5f * static_cast<float>(k % 7);
+  int32_t at = 16382;  // clamped to 16380
+  ASSERT_OK_AND_ASSIGN(
+      auto out, RunPlan(*plan, {HostArray::Of(ElementType::kF32, {16384}, x),
+                                HostArray::Of(ElementType::kF32, {4}, u),
+                                HostArray::Of(ElementType::kI32, {},
+                                              std::vector<int32_t>{at})}));
+  std::vector<float> c(16384), d(16384);
+  for (int k = 0; k < 16384; ++k) c[k] = x[k] * x[k];
+  for (int k = 0; k < 4; ++k) c[16380 + k] = u[k];
+  for (int k = 0; k < 16384; ++k) d[k] = c[k] + x[k];
+  EXPECT_EQ(out[0].As<float>(), c);
+  EXPECT_EQ(out[1].As<float>(), d);
+  // %c is read after %e is made, so %e cannot take %c's memory: the arena
+  // holds %c; %b shares it.
+  EXPECT_EQ(plan->arena_bytes(), 16384 * 4);
+}
+
 TEST(PlanTest, DonatedOutputIsCopiedWhenTheArgumentIsReadAsAWhole) {
   // %new reads %w transposed (a view over the whole argument, which may be
   // fused with the write) and %w is returned too: both must see the

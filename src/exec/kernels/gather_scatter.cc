@@ -597,6 +597,10 @@ class ScatterKernel : public Kernel {
     return status;
   }
 
+  int UpdatedInput(int output) const override {
+    return output < static_cast<int>(p_.operands.size()) ? output : -1;
+  }
+
  private:
   // single_elements_: the updates, one element each, applied in order in
   // blocks: the operand offsets of a block's updates (-1 where the index is

@@ -442,6 +442,7 @@ class DynamicUpdateSliceKernel : public Kernel {
     copy.Run(ctx.slot(step.inputs[1]), out, operand_.element_bytes());
     return OkStatus();
   }
+  int UpdatedInput(int output) const override { return output == 0 ? 0 : -1; }
 
  private:
   ArrayShape operand_;
@@ -487,10 +488,6 @@ std::unique_ptr<Kernel> MakeDynamicUpdateSliceKernel(
     ElementType index_type) {
   return std::make_unique<DynamicUpdateSliceKernel>(
       std::move(operand), std::move(update_dims), index_type);
-}
-
-bool IsDynamicUpdateSliceKernel(const Kernel& kernel) {
-  return dynamic_cast<const DynamicUpdateSliceKernel*>(&kernel) != nullptr;
 }
 
 }  // namespace kiln::exec

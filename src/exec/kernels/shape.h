@@ -57,7 +57,6 @@ std::unique_ptr<Kernel> MakeDynamicSliceKernel(ArrayShape operand,
 std::unique_ptr<Kernel> MakeDynamicUpdateSliceKernel(
     ArrayShape operand, std::vector<int64_t> update_dims,
     ElementType index_type);
-bool IsDynamicUpdateSliceKernel(const Kernel& kernel);
 
 }  // namespace kiln::exec
 
