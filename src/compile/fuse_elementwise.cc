@@ -18,6 +18,7 @@
 // a per-thread buffer and never written to memory, or, where steps after
 // the reduction read it too (softmax's exponentials), written as it is
 // reduced instead of read back.
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -58,6 +59,64 @@ const ElementwiseKernel* AsElementwise(const exec::Step& step) {
     return nullptr;
   }
   return kernel;
+}
+
+// Whether `step` is an elementwise kernel too small for threads or fusion
+// that exec::MakeElementwiseSequence can run.
+bool Sequenceable(const exec::Step& step) {
+  const ElementwiseKernel* kernel = AsElementwise(step);
+  return kernel != nullptr && kernel->count() < kMinFusedElements &&
+         kernel->num_inputs() <= exec::kMaxSequencedOperands &&
+         kernel->num_outputs() <= exec::kMaxSequencedOperands;
+}
+
+// Makes each run of two or more consecutive small elementwise steps one
+// step that runs them back to back (exec::MakeElementwiseSequence), at the
+// run's first index. The members keep their order, so every slot is read
+// and written as before and no lifetime changes. The step's inputs are
+// the members' inputs that no earlier member wrote, its outputs all the
+// members' outputs.
+void SequenceSmallSteps(std::vector<exec::Step>& steps,
+                        std::vector<int64_t>& indices) {
+  std::vector<exec::Step> out;
+  std::vector<int64_t> out_indices;
+  size_t begin = 0;
+  while (begin < steps.size()) {
+    size_t end = begin;
+    while (end < steps.size() && Sequenceable(steps[end])) ++end;
+    if (end - begin < 2) {
+      out.push_back(std::move(steps[begin]));
+      out_indices.push_back(indices[begin]);
+      ++begin;
+      continue;
+    }
+    exec::Step sequence;
+    std::set<SlotId> written;
+    std::vector<exec::Step> members;
+    for (size_t k = begin; k < end; ++k) {
+      exec::Step& member = steps[k];
+      for (SlotId in : member.inputs) {
+        if (written.count(in) == 0 &&
+            std::find(sequence.inputs.begin(), sequence.inputs.end(), in) ==
+                sequence.inputs.end()) {
+          sequence.inputs.push_back(in);
+        }
+      }
+      for (SlotId o : member.outputs) {
+        written.insert(o);
+        sequence.outputs.push_back(o);
+      }
+      sequence.where += k == begin ? "sequence of " : "; ";
+      sequence.where += member.where;
+      members.push_back(std::move(member));
+    }
+    sequence.kernel = exec::MakeElementwiseSequence(std::move(members));
+    out.push_back(std::move(sequence));
+    out_indices.push_back(indices[begin]);
+    begin = end;
+  }
+  steps = std::move(out);
+  indices = std::move(out_indices);
 }
 
 }  // namespace
@@ -361,6 +420,7 @@ void Lowering::FuseElementwiseSteps() {
   FuseRowReductions(fused_steps, fused_indices, fused_last_indices,
                     foreign_between);
   NoteInPlaceWrites(fused_steps, fused_indices, fused_last_indices);
+  SequenceSmallSteps(fused_steps, fused_indices);
   region.steps = std::move(fused_steps);
   indices = std::move(fused_indices);
 }

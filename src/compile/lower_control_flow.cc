@@ -96,9 +96,14 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
   }
   ASSIGN_OR_RETURN(std::vector<SlotId> outputs,
                    BindResults(lowering, op, specs));
+  std::vector<int64_t> value_bytes;
+  for (const exec::ValueSpec& spec : specs) {
+    value_bytes.push_back(spec.byte_size());
+  }
   lowering.Emit(op,
                 exec::MakeWhileKernel(std::move(cond), std::move(body),
-                                      std::move(values)),
+                                      std::move(values),
+                                      std::move(value_bytes)),
                 std::move(inputs), std::move(outputs), /*foldable=*/false);
   return OkStatus();
 }

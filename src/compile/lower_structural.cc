@@ -235,6 +235,12 @@ Status LowerConvert(Lowering& lowering, const ir::Operation& op) {
   ASSIGN_OR_RETURN(SlotId input, lowering.Operand(op, 0));
   ASSIGN_OR_RETURN(ArrayShape result,
                    lowering.ResultShape(op, 0, lowering.shape(input).dims));
+  // A convert to the operand's own type (JAX converts weakly typed values
+  // so) is the operand itself.
+  if (result.type == lowering.shape(input).type) {
+    lowering.Bind(op.result(0), lowering.NewAlias(input, result));
+    return OkStatus();
+  }
   SlotId out = lowering.NewTemp(result);
   lowering.Emit(op,
                 exec::MakeConvertKernel(lowering.shape(input).type, result.type,

@@ -1,5 +1,7 @@
 #include "exec/kernels/control_flow.h"
 
+#include <cstring>
+
 #include "exec/executor.h"
 #include "exec/kernels/element.h"
 #include "exec/kernels/shape.h"
@@ -7,44 +9,62 @@
 namespace kiln::exec {
 namespace {
 
+// Loop values this many bytes or fewer (counters, scalars, short vectors)
+// are copied from the body's result to its param after each iteration, so
+// that their addresses never change; larger ones trade memory with their
+// param instead, which rebinds every slot over either.
+constexpr int64_t kMaxCopiedLoopValueBytes = 64;
+
 class WhileKernel : public Kernel {
  public:
   WhileKernel(std::unique_ptr<Region> cond, std::unique_ptr<Region> body,
-              std::vector<LoopValueSlots> values)
+              std::vector<LoopValueSlots> values,
+              std::vector<int64_t> value_bytes)
       : cond_(std::move(cond)),
         body_(std::move(body)),
-        values_(std::move(values)) {}
+        values_(std::move(values)) {
+    for (size_t i = 0; i < values_.size(); ++i) {
+      const bool copied = values_[i].body_result.empty() ||
+                          value_bytes[i] <= kMaxCopiedLoopValueBytes;
+      (copied ? copied_ : moved_).push_back(i);
+      if (copied) copied_bytes_.push_back(value_bytes[i]);
+    }
+  }
 
   Status Run(RunContext& ctx, const Step& step) const override {
     // The loop state lives in the body's params.
     for (size_t i = 0; i < step.inputs.size(); ++i) {
       ctx.CopySlot(step.inputs[i], body_->params[i]);
     }
+    // The cond reads the state in place (no step writes a region's
+    // params); the copied values stay where they are.
+    for (size_t i = 0; i < values_.size(); ++i) {
+      Bind(ctx, values_[i].cond_param, ctx.slot(body_->params[i]));
+    }
+    const SlotId cond_result = cond_->results[0];
     while (true) {
       if (ctx.cancelled()) return ctx.CancelledStatus();
-      // The cond reads the state in place (no step writes a region's
-      // params).
-      for (size_t i = 0; i < values_.size(); ++i) {
-        Bind(ctx, values_[i].cond_param, ctx.slot(body_->params[i]));
-      }
       RETURN_IF_ERROR(ctx.RunRegion(*cond_));
-      bool go_on =
-          *reinterpret_cast<const uint8_t*>(ctx.slot(cond_->results[0])) != 0;
-      if (!go_on) break;
+      if (*reinterpret_cast<const uint8_t*>(ctx.slot(cond_result)) == 0) {
+        break;
+      }
       RETURN_IF_ERROR(ctx.RunRegion(*body_));
-      // The results become the next state: each result trades memory with
-      // its param, whose old value is dead. Both are the loop's own for the
-      // whole op, so any assignment of the two to the pair is sound.
-      for (size_t i = 0; i < values_.size(); ++i) {
+      for (size_t k = 0; k < copied_.size(); ++k) {
+        const size_t i = copied_[k];
+        std::byte* from = ctx.slot(body_->results[i]);
+        std::byte* to = ctx.slot(body_->params[i]);
+        if (from != to) std::memcpy(to, from, copied_bytes_[k]);
+      }
+      // The other results become the next state: each trades memory with
+      // its param, whose old value is dead. Both are the loop's own for
+      // the whole op, so any assignment of the two to the pair is sound.
+      for (size_t i : moved_) {
         const LoopValueSlots& value = values_[i];
-        if (value.body_result.empty()) {
-          ctx.CopySlot(body_->results[i], body_->params[i]);
-          continue;
-        }
         std::byte* state = ctx.slot(body_->params[i]);
         std::byte* next = ctx.slot(body_->results[i]);
         Bind(ctx, value.body_param, next);
         Bind(ctx, value.body_result, state);
+        Bind(ctx, value.cond_param, next);
       }
     }
     for (size_t i = 0; i < step.outputs.size(); ++i) {
@@ -62,6 +82,8 @@ class WhileKernel : public Kernel {
   std::unique_ptr<Region> cond_;
   std::unique_ptr<Region> body_;
   std::vector<LoopValueSlots> values_;
+  std::vector<size_t> copied_, moved_;  // value indices
+  std::vector<int64_t> copied_bytes_;   // per copied value
 };
 
 class CaseKernel : public Kernel {
@@ -183,9 +205,11 @@ std::unique_ptr<Kernel> MakeScanKernel(std::vector<ArrayShape> inputs,
 
 std::unique_ptr<Kernel> MakeWhileKernel(std::unique_ptr<Region> cond,
                                         std::unique_ptr<Region> body,
-                                        std::vector<LoopValueSlots> values) {
+                                        std::vector<LoopValueSlots> values,
+                                        std::vector<int64_t> value_bytes) {
   return std::make_unique<WhileKernel>(std::move(cond), std::move(body),
-                                       std::move(values));
+                                       std::move(values),
+                                       std::move(value_bytes));
 }
 
 std::unique_ptr<Kernel> MakeCaseKernel(

@@ -22,14 +22,17 @@ struct LoopValueSlots {
 // while: inputs are the initial state (one slot per leaf), outputs the final
 // state. Each body result is a slot of the body of its own memory, held for
 // the whole loop, or a constant, or the body's param at the same position
-// (a value the loop does not change). The loop state moves by address, not
-// by copy: the cond reads the body's params where they are, and after each
-// iteration a computed result and its param trade memory (`values` lists
-// the slots to rebind). Only the initial state, constants and the final
-// state are copied. Checks for cancellation every iteration.
+// (a value the loop does not change). The cond reads the body's params
+// where they are. After each iteration a computed result larger than a
+// cache line and its param trade memory (`values` lists the slots to
+// rebind); smaller ones (counters, scalars: `value_bytes` each) are copied
+// into their param, cheaper than rebinding. Otherwise only the initial
+// state, constants and the final state are copied. Checks for
+// cancellation every iteration.
 std::unique_ptr<Kernel> MakeWhileKernel(std::unique_ptr<Region> cond,
                                         std::unique_ptr<Region> body,
-                                        std::vector<LoopValueSlots> values);
+                                        std::vector<LoopValueSlots> values,
+                                        std::vector<int64_t> value_bytes);
 
 // case (and if, with branches {true, false} chosen by an i1): input 0 is the
 // index (an i32 scalar; out-of-range indices pick the last branch) or the

@@ -86,4 +86,37 @@ Status ElementwiseKernel::Run(RunContext& ctx, const Step& step) const {
   return OkStatus();
 }
 
+namespace {
+
+class ElementwiseSequence : public Kernel {
+ public:
+  explicit ElementwiseSequence(std::vector<Step> members)
+      : members_(std::move(members)) {}
+
+  Status Run(RunContext& ctx, const Step&) const override {
+    const std::byte* in[kMaxSequencedOperands];
+    std::byte* out[kMaxSequencedOperands];
+    for (const Step& member : members_) {
+      const auto& kernel = static_cast<const ElementwiseKernel&>(*member.kernel);
+      for (size_t i = 0; i < member.inputs.size(); ++i) {
+        in[i] = ctx.slot(member.inputs[i]);
+      }
+      for (size_t j = 0; j < member.outputs.size(); ++j) {
+        out[j] = ctx.slot(member.outputs[j]);
+      }
+      if (kernel.count() > 0) kernel.RunRange(in, out, 0, kernel.count());
+    }
+    return OkStatus();
+  }
+
+ private:
+  std::vector<Step> members_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> MakeElementwiseSequence(std::vector<Step> members) {
+  return std::make_unique<ElementwiseSequence>(std::move(members));
+}
+
 }  // namespace kiln::exec

@@ -106,6 +106,16 @@ class ElementwiseKernel : public Kernel {
 void RunElementwise(const ElementwiseKernel& kernel,
                     const std::byte* const* inputs, std::byte* const* outputs);
 
+// Steps of elementwise kernels over so few elements that none is worth a
+// thread or a fused tile loop (a loop's counter and index arithmetic, a
+// learning rate's schedule), run back to back as one step: each member's
+// whole range in the members' order, as the region would have run them,
+// without the region's per-step work (the kernel call, the operand lists,
+// the check for threads). Each member's inputs and outputs are at most
+// kMaxSequencedOperands each.
+inline constexpr int kMaxSequencedOperands = 8;
+std::unique_ptr<Kernel> MakeElementwiseSequence(std::vector<Step> members);
+
 }  // namespace kiln::exec
 
 #endif  // KILN_EXEC_KERNELS_ELEMENTWISE_KERNEL_H_

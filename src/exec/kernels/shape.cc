@@ -179,7 +179,15 @@ void StridedCopy::Run(const std::byte* source, std::byte* target,
   int64_t inner = dims[rank - 1];
   int64_t inner_source = source_strides[rank - 1];
   int64_t inner_target = target_strides[rank - 1];
-  std::vector<int64_t> index(rank - 1, 0);
+  // The outer dimensions' position: on the stack for up to 8 of them, so
+  // that a small copy (a loop's slice of one row) allocates nothing.
+  int64_t inline_index[8] = {};
+  std::vector<int64_t> heap_index;
+  int64_t* index = inline_index;
+  if (rank - 1 > 8) {
+    heap_index.assign(rank - 1, 0);
+    index = heap_index.data();
+  }
   int64_t source_pos = 0, target_pos = 0;
   while (true) {
     row(src + source_pos * element_bytes, inner_source,
@@ -381,6 +389,39 @@ class ConcatenateKernel : public Kernel {
   int64_t element_bytes_;
 };
 
+// The strided copy of a window of `window` elements from (or into) an
+// array of `strides`, at offset 0: the dynamic slices add the offset of
+// their start indices to the array's address each run, so a run (each
+// iteration of a loop that indexes an array) allocates nothing.
+StridedCopy WindowCopy(const std::vector<int64_t>& window,
+                       const std::vector<int64_t>& strides, bool into_array) {
+  StridedCopy copy;
+  copy.dims = window;
+  copy.source_strides = into_array ? RowMajorStrides(window) : strides;
+  copy.target_strides = into_array ? strides : RowMajorStrides(window);
+  copy.Simplify();
+  return copy;
+}
+
+// The offset, in elements, of a dynamic slice's window: start indices read
+// as `index_type` (inputs `first`.. or, with `index_vector`, all from input
+// `first`), each clamped to [0, dim - size] (spec: dynamic_slice).
+int64_t WindowOffset(RunContext& ctx, const Step& step, size_t first,
+                     bool index_vector, ElementType index_type,
+                     const ArrayShape& operand,
+                     const std::vector<int64_t>& window,
+                     const std::vector<int64_t>& strides) {
+  int64_t offset = 0;
+  for (int64_t d = 0; d < operand.rank(); ++d) {
+    int64_t start =
+        index_vector ? LoadInt(index_type, ctx.slot(step.inputs[first]), d)
+                     : ReadIndex(index_type, ctx.slot(step.inputs[first + d]));
+    start = std::clamp<int64_t>(start, 0, operand.dims[d] - window[d]);
+    offset += start * strides[d];
+  }
+  return offset;
+}
+
 class DynamicSliceKernel : public Kernel {
  public:
   DynamicSliceKernel(ArrayShape operand, std::vector<int64_t> sizes,
@@ -389,22 +430,14 @@ class DynamicSliceKernel : public Kernel {
         sizes_(std::move(sizes)),
         index_type_(index_type),
         index_vector_(index_vector),
-        strides_(operand_.Strides()) {}
+        strides_(operand_.Strides()),
+        copy_(WindowCopy(sizes_, strides_, /*into_array=*/false)) {}
   Status Run(RunContext& ctx, const Step& step) const override {
-    StridedCopy copy;
-    copy.dims = sizes_;
-    copy.source_strides = strides_;
-    copy.target_strides = RowMajorStrides(sizes_);
-    for (int64_t d = 0; d < operand_.rank(); ++d) {
-      // Start indices are clamped to [0, dim - size] (spec: dynamic_slice).
-      int64_t start =
-          index_vector_ ? LoadInt(index_type_, ctx.slot(step.inputs[1]), d)
-                        : ReadIndex(index_type_, ctx.slot(step.inputs[1 + d]));
-      start = std::clamp<int64_t>(start, 0, operand_.dims[d] - sizes_[d]);
-      copy.source_offset += start * strides_[d];
-    }
-    copy.Run(ctx.slot(step.inputs[0]), ctx.slot(step.outputs[0]),
-             operand_.element_bytes());
+    const int64_t bytes = operand_.element_bytes();
+    int64_t offset = WindowOffset(ctx, step, 1, index_vector_, index_type_,
+                                  operand_, sizes_, strides_);
+    copy_.Run(ctx.slot(step.inputs[0]) + offset * bytes,
+              ctx.slot(step.outputs[0]), bytes);
     return OkStatus();
   }
 
@@ -414,6 +447,7 @@ class DynamicSliceKernel : public Kernel {
   ElementType index_type_;
   bool index_vector_;
   std::vector<int64_t> strides_;
+  StridedCopy copy_;
 };
 
 class DynamicUpdateSliceKernel : public Kernel {
@@ -423,23 +457,18 @@ class DynamicUpdateSliceKernel : public Kernel {
       : operand_(std::move(operand)),
         update_dims_(std::move(update_dims)),
         index_type_(index_type),
-        strides_(operand_.Strides()) {}
+        strides_(operand_.Strides()),
+        copy_(WindowCopy(update_dims_, strides_, /*into_array=*/true)) {}
   Status Run(RunContext& ctx, const Step& step) const override {
     std::byte* out = ctx.slot(step.outputs[0]);
     const std::byte* in = ctx.slot(step.inputs[0]);
     if (in != out && operand_.byte_size() > 0) {
       std::memcpy(out, in, operand_.byte_size());
     }
-    StridedCopy copy;
-    copy.dims = update_dims_;
-    copy.source_strides = RowMajorStrides(update_dims_);
-    copy.target_strides = strides_;
-    for (int64_t d = 0; d < operand_.rank(); ++d) {
-      int64_t start = ReadIndex(index_type_, ctx.slot(step.inputs[2 + d]));
-      start = std::clamp<int64_t>(start, 0, operand_.dims[d] - update_dims_[d]);
-      copy.target_offset += start * strides_[d];
-    }
-    copy.Run(ctx.slot(step.inputs[1]), out, operand_.element_bytes());
+    const int64_t bytes = operand_.element_bytes();
+    int64_t offset = WindowOffset(ctx, step, 2, false, index_type_, operand_,
+                                  update_dims_, strides_);
+    copy_.Run(ctx.slot(step.inputs[1]), out + offset * bytes, bytes);
     return OkStatus();
   }
   int UpdatedInput(int output) const override { return output == 0 ? 0 : -1; }
@@ -449,6 +478,7 @@ class DynamicUpdateSliceKernel : public Kernel {
   std::vector<int64_t> update_dims_;
   ElementType index_type_;
   std::vector<int64_t> strides_;
+  StridedCopy copy_;
 };
 
 }  // namespace
