@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "exec/kernels/element.h"
@@ -306,6 +307,102 @@ TEST(DenseTest, DotGeneralNarrowAndIntegerTypesMatchReference) {
           t.rhs.type == ElementType::kBF16) {
         EXPECT_TRUE(used || !__builtin_cpu_supports("avx512f"))
             << t.lhs.name << " x " << t.rhs.name << " -> " << t.result.name;
+      }
+    }
+  }
+}
+
+// Integer dots of 8- and 16-bit operands whose largest possible sum a
+// float holds exactly run as float dots (f32 up to 2^24, f64 up to 2^53)
+// and must give the integer dot's results exactly; one whose sums can
+// leave the result's range stays with the integer loops, which wrap.
+// Against sums in int64 here, with the operands' extreme values present.
+TEST(DenseTest, NarrowIntegerDotsAreExact) {
+  struct Case {
+    std::string lhs, rhs, result;
+    int64_t m, k, n;
+  };
+  const Case cases[] = {
+      {"i8", "i8", "i32", 16, 1024, 24},     // f32: 1024 * 2^14 = 2^24
+      {"i8", "i8", "i32", 8, 3000, 20},      // f64
+      {"ui8", "ui8", "ui32", 8, 1500, 20},   // f64, unsigned
+      {"ui8", "i8", "i32", 12, 600, 40},     // f32, mixed signs
+      {"i16", "i16", "i64", 8, 500, 16},     // f64
+      {"i16", "i16", "i32", 8, 64, 16},      // may wrap: integer loops
+  };
+  auto bits = [](const std::string& type) {
+    return std::stoi(type.substr(type[0] == 'u' ? 2 : 1));
+  };
+  auto type_of = [](const std::string& name) {
+    if (name == "i8") return ElementType::kI8;
+    if (name == "ui8") return ElementType::kUI8;
+    if (name == "i16") return ElementType::kI16;
+    if (name == "i32") return ElementType::kI32;
+    if (name == "ui32") return ElementType::kUI32;
+    return ElementType::kI64;
+  };
+  std::mt19937 rng(41);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.lhs + " x " + c.rhs + " -> " + c.result + " k " +
+                 std::to_string(c.k));
+    // Values over each type's whole range, its two ends included.
+    auto values = [&](const std::string& type, int64_t count) {
+      const bool is_unsigned = type[0] == 'u';
+      const int64_t low = is_unsigned ? 0 : -(int64_t{1} << (bits(type) - 1));
+      const int64_t high =
+          (int64_t{1} << (bits(type) - (is_unsigned ? 0 : 1))) - 1;
+      std::uniform_int_distribution<int64_t> pick(low, high);
+      std::vector<int64_t> v(count);
+      for (int64_t& x : v) x = pick(rng);
+      for (int64_t i = 0; i < count; i += 7) v[i] = (i % 14) ? high : low;
+      return v;
+    };
+    std::vector<int64_t> a = values(c.lhs, c.m * c.k);
+    std::vector<int64_t> b = values(c.rhs, c.k * c.n);
+    auto host = [&](const std::string& type, std::vector<int64_t> dims,
+                    const std::vector<int64_t>& v) {
+      if (bits(type) == 8) {
+        std::vector<int8_t> narrow(v.begin(), v.end());
+        return HostArray::Of(type_of(type), std::move(dims), narrow);
+      }
+      std::vector<int16_t> narrow(v.begin(), v.end());
+      return HostArray::Of(type_of(type), std::move(dims), narrow);
+    };
+    auto tensor = [](int64_t r, int64_t cols, const std::string& type) {
+      return "tensor<" + std::to_string(r) + "x" + std::to_string(cols) + "x" +
+             type + ">";
+    };
+    const std::string program =
+        "func.func @main(%a: " + tensor(c.m, c.k, c.lhs) +
+        ", %b: " + tensor(c.k, c.n, c.rhs) + ") -> " +
+        tensor(c.m, c.n, c.result) + " {\n" +
+        "  %r = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] "
+        ": (" + tensor(c.m, c.k, c.lhs) + ", " + tensor(c.k, c.n, c.rhs) +
+        ") -> " + tensor(c.m, c.n, c.result) + "\n" +
+        "  return %r : " + tensor(c.m, c.n, c.result) + "\n}\n";
+    ASSERT_OK_AND_ASSIGN(
+        auto out, RunText(program, {host(c.lhs, {c.m, c.k}, a),
+                                    host(c.rhs, {c.k, c.n}, b)}));
+    const bool wide = c.result == "i64";
+    std::vector<int64_t> got;
+    if (wide) {
+      got = out[0].As<int64_t>();
+    } else {
+      std::vector<int32_t> narrow = out[0].As<int32_t>();
+      got.assign(narrow.begin(), narrow.end());
+    }
+    ASSERT_EQ(got.size(), static_cast<size_t>(c.m * c.n));
+    for (int64_t i = 0; i < c.m; ++i) {
+      for (int64_t j = 0; j < c.n; ++j) {
+        int64_t sum = 0;
+        for (int64_t p = 0; p < c.k; ++p) sum += a[i * c.k + p] * b[p * c.n + j];
+        // The result type's bits of the sum (an int32 result wraps).
+        const int64_t want = wide ? sum : static_cast<int32_t>(
+                                              static_cast<uint32_t>(sum));
+        const int64_t have =
+            wide ? got[i * c.n + j]
+                 : static_cast<int32_t>(static_cast<uint32_t>(got[i * c.n + j]));
+        ASSERT_EQ(have, want) << i << " " << j;
       }
     }
   }

@@ -593,6 +593,73 @@ TEST(ReduceTest, PrefixScansRunAsScansWithTheWindowsBits) {
   }
 }
 
+// A prefix scan whose body is no known combiner (lax.cumlogsumexp; here
+// `a * 0.5 + b`, whose result depends on the order, beside an i32 sum in
+// a variadic one) calls the body once per element, carrying result i - 1
+// into result i: the same combination, in the same order, as the window
+// walk, which starts each result from the init and combines elements 0 to
+// i. Checked against that fold computed here (halving is exact, so the
+// product rounds the same with or without a fused multiply-add), along
+// the middle and the last dimension.
+TEST(ReduceTest, PrefixScansWithARegionBodyFoldInTheWindowsOrder) {
+  auto program = [](int64_t dimension) {
+    const std::string t = "tensor<4x37x5xf32>", ti = "tensor<4x37x5xi32>";
+    const std::string window = dimension == 1 ? "1, 37, 1" : "1, 1, 5";
+    const std::string padding = dimension == 1
+                                    ? "[[0, 0], [36, 0], [0, 0]]"
+                                    : "[[0, 0], [0, 0], [4, 0]]";
+    return "func.func @main(%x: " + t + ", %k: " + ti + ") -> (" + t + ", " +
+           ti + ") {\n"
+           "  %init = stablehlo.constant dense<1.5> : tensor<f32>\n"
+           "  %zero = stablehlo.constant dense<7> : tensor<i32>\n"
+           "  %r:2 = \"stablehlo.reduce_window\"(%x, %k, %init, %zero) "
+           "<{padding = dense<" + padding + "> : tensor<3x2xi64>, "
+           "window_dimensions = array<i64: " + window + ">}> ({\n"
+           "  ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, "
+           "%bi: tensor<i32>):\n"
+           "    %half = stablehlo.constant dense<0.5> : tensor<f32>\n"
+           "    %h = stablehlo.multiply %a, %half : tensor<f32>\n"
+           "    %c = stablehlo.add %h, %b : tensor<f32>\n"
+           "    %s = stablehlo.add %ai, %bi : tensor<i32>\n"
+           "    stablehlo.return %c, %s : tensor<f32>, tensor<i32>\n"
+           "  }) : (" + t + ", " + ti + ", tensor<f32>, tensor<i32>) -> (" +
+           t + ", " + ti + ")\n"
+           "  return %r#0, %r#1 : " + t + ", " + ti + "\n}\n";
+  };
+  constexpr int64_t kCount = 4 * 37 * 5;
+  std::mt19937 rng(31);
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  std::vector<float> x(kCount);
+  std::vector<int32_t> k(kCount);
+  for (int64_t i = 0; i < kCount; ++i) {
+    x[i] = normal(rng);
+    k[i] = static_cast<int32_t>(rng() % 1000) - 500;
+  }
+  for (int64_t dimension : {int64_t{1}, int64_t{2}}) {
+    SCOPED_TRACE("along " + std::to_string(dimension));
+    ASSERT_OK_AND_ASSIGN(
+        auto got, RunText(program(dimension),
+                          {HostArray::Of(ElementType::kF32, {4, 37, 5}, x),
+                           HostArray::Of(ElementType::kI32, {4, 37, 5}, k)}));
+    const std::vector<float> values = got[0].As<float>();
+    const std::vector<int32_t> sums = got[1].As<int32_t>();
+    const int64_t length = dimension == 1 ? 37 : 5;
+    const int64_t stride = dimension == 1 ? 5 : 1;
+    for (int64_t at = 0; at < kCount; ++at) {
+      const int64_t position = (at / stride) % length;
+      const int64_t first = at - position * stride;
+      float value = 1.5f;
+      int32_t sum = 7;
+      for (int64_t p = 0; p <= position; ++p) {
+        value = value * 0.5f + x[first + p * stride];
+        sum += k[first + p * stride];
+      }
+      ASSERT_EQ(values[at], value) << at;
+      ASSERT_EQ(sums[at], sum) << at;
+    }
+  }
+}
+
 // Pooling (reduce_window with a known combiner, no dilation) runs as
 // interval walks that combine contiguous rows; each result combines its
 // window in row-major order from the init value, as a naive loop here

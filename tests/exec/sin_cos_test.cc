@@ -2,7 +2,8 @@
 // evaluated in double and rounded once, so within an ulp of the function;
 // and the unary kernels, which vectorize that part and call the reference
 // for the rest, give every element exactly what the element function
-// gives, in and out of place.
+// gives, in and out of place. And f32 sqrt, whose instruction gives the
+// reference's bits.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -69,6 +70,32 @@ TEST(SinCosTest, ZerosKeepTheirSignAndEdgesAreTheReferences) {
   EXPECT_TRUE(std::isnan(ops::Sin::Apply(std::nanf(""), 0)));
   EXPECT_EQ(ops::Sin::Apply(1e30f, 0),
             static_cast<float>(std::sin(static_cast<double>(1e30f))));
+}
+
+// f32 sqrt runs as the f32 instruction: the root of the f32 rounded to
+// f32 is the root taken in double and rounded once, for every 257th bit
+// pattern (about 17 million, both signs, subnormals, infinities and NaNs
+// among them) and the edges.
+TEST(SinCosTest, SqrtOfF32IsTheRootInDoubleRoundedOnce) {
+  auto check = [](float x) {
+    const float got = ops::Sqrt::Apply(x, 0);
+    const float want = static_cast<float>(std::sqrt(static_cast<double>(x)));
+    if (std::isnan(want)) return std::isnan(got);
+    return std::bit_cast<uint32_t>(got) == std::bit_cast<uint32_t>(want);
+  };
+  int64_t wrong = 0;
+  float first = 0;
+  for (uint64_t bits = 0; bits <= 0xffffffffu; bits += 257) {
+    const float x = std::bit_cast<float>(static_cast<uint32_t>(bits));
+    if (!check(x) && wrong++ == 0) first = x;
+  }
+  for (float x : {0.0f, -0.0f, 1.0f, 2.0f, std::numeric_limits<float>::max(),
+                  std::numeric_limits<float>::min(),
+                  std::numeric_limits<float>::denorm_min(),
+                  std::numeric_limits<float>::infinity(), -1.0f}) {
+    if (!check(x) && wrong++ == 0) first = x;
+  }
+  EXPECT_EQ(wrong, 0) << "first at " << first;
 }
 
 // Runs the f32 kernel of `op` over `inputs` and returns its outputs.

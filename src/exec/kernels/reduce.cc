@@ -344,7 +344,7 @@ class ReduceWindowKernel : public Kernel {
       : p_(std::move(p)) {
     if (body) body_ = std::make_unique<ScalarRegion>(std::move(body));
     in_strides_ = p_.inputs[0].Strides();
-    if (!body_ && p_.inputs.size() == 1) scan_dimension_ = ScanDimension();
+    scan_dimension_ = ScanDimension();
   }
 
   Status Run(RunContext& ctx, const Step& step) const override {
@@ -352,7 +352,8 @@ class ReduceWindowKernel : public Kernel {
     const ArrayShape& input = p_.inputs[0];
     int64_t rank = input.rank();
     int64_t out_count = NumElements(p_.output_dims);
-    if (scan_dimension_ >= 0 && RunScan(ctx, step)) {
+    if (scan_dimension_ >= 0 && body_) return RunRegionScan(ctx, step);
+    if (scan_dimension_ >= 0 && n == 1 && RunScan(ctx, step)) {
       if (ctx.cancelled()) return ctx.CancelledStatus();
       return OkStatus();
     }
@@ -481,6 +482,49 @@ class ReduceWindowKernel : public Kernel {
     return done;
   }
 
+  // The scan along scan_dimension_ with the body as the combiner
+  // (lax.cumlogsumexp, a variadic cumulative reduction): result i starts
+  // as result i - 1 (the inits for i = 0) and combines element i, one
+  // body call per element instead of one per element of each window. The
+  // general loop starts result i from the inits and combines elements 0
+  // to i in the same order, so the bits are the same.
+  Status RunRegionScan(RunContext& ctx, const Step& step) const {
+    const size_t n = p_.inputs.size();
+    const ArrayShape& input = p_.inputs[0];
+    const int64_t d = scan_dimension_;
+    const int64_t length = input.dims[d];
+    int64_t outer = 1, inner = 1;
+    for (int64_t k = 0; k < d; ++k) outer *= input.dims[k];
+    for (int64_t k = d + 1; k < input.rank(); ++k) inner *= input.dims[k];
+    std::vector<const std::byte*> args(2 * n);
+    std::vector<std::byte> scratch(16 * n);
+    std::vector<int64_t> element_bytes(n);
+    for (size_t i = 0; i < n; ++i) {
+      element_bytes[i] = p_.inputs[i].element_bytes();
+    }
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t c = 0; c < inner; ++c) {
+        for (int64_t k = 0; k < length; ++k) {
+          const int64_t at = (o * length + k) * inner + c;
+          for (size_t i = 0; i < n; ++i) {
+            const int64_t bytes = element_bytes[i];
+            std::byte* result = ctx.slot(step.outputs[i]) + at * bytes;
+            const std::byte* previous =
+                k == 0 ? ctx.slot(step.inputs[n + i]) : result - inner * bytes;
+            std::memcpy(result, previous, bytes);
+            args[i] = result;
+            args[n + i] = ctx.slot(step.inputs[i]) + at * bytes;
+          }
+          RETURN_IF_ERROR(body_->CallAndUpdate(ctx, args.data(),
+                                               element_bytes.data(),
+                                               scratch.data()));
+        }
+        if (ctx.cancelled()) return ctx.CancelledStatus();
+      }
+    }
+    return OkStatus();
+  }
+
   bool Undilated() const {
     for (size_t d = 0; d < p_.window_dimensions.size(); ++d) {
       if (p_.base_dilations[d] != 1 || p_.window_dilations[d] != 1) {
@@ -606,7 +650,7 @@ class ReduceWindowKernel : public Kernel {
   ReduceWindowParams p_;
   std::unique_ptr<ScalarRegion> body_;
   std::vector<int64_t> in_strides_;
-  int64_t scan_dimension_ = -1;  // ScanDimension(), for a known combiner
+  int64_t scan_dimension_ = -1;  // ScanDimension()
 };
 
 }  // namespace
