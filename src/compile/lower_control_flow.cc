@@ -46,6 +46,12 @@ StatusOr<std::vector<SlotId>> BindResults(
   return outputs;
 }
 
+// Loop values this many bytes or fewer (counters, scalars, short vectors)
+// are copied from the body's result to its param after each iteration, so
+// that their addresses never change; larger ones trade memory with their
+// param instead (exec::LoopValueSlots::copied).
+constexpr int64_t kMaxCopiedLoopValueBytes = 64;
+
 Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
   if (op.num_regions() != 2) {
     return InvalidArgumentError(op.Describe(),
@@ -88,11 +94,22 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
     lowering.BorrowMemory(cond->params[i]);
     values[i].body_param = lowering.SlotsSharingMemory(body->params[i]);
     // A result the body computes is moved; one it does not (a constant,
-    // as a folded copy of one becomes) is copied.
+    // as a folded copy of one becomes, or the param updated in place) is
+    // copied, and so is a small one, for which a copy costs less than
+    // rebinding every slot over the pair.
     if (body->results[i] != body->params[i] &&
         lowering.slot(body->results[i]).kind == exec::SlotKind::kTemp) {
       values[i].body_result = lowering.SlotsSharingMemory(body->results[i]);
     }
+    const bool small = specs[i].byte_size() <= kMaxCopiedLoopValueBytes;
+    values[i].copied = values[i].body_result.empty() || small;
+    // A large copied value (a buffer updated in place) keeps its state in
+    // the while's output (which lives from the op's start), bound to its
+    // param when the loop starts, so that the loop ends without copying
+    // it (a fori_loop's `.at[i].set` of 4 MiB: 7.9 -> 3.8 ms). Small ones,
+    // whose last copy costs nothing, keep their own memory in the arena.
+    values[i].in_output = values[i].copied && !small;
+    if (values[i].in_output) lowering.BorrowMemory(body->params[i]);
   }
   ASSIGN_OR_RETURN(std::vector<SlotId> outputs,
                    BindResults(lowering, op, specs));

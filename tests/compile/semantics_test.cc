@@ -1209,6 +1209,64 @@ TEST(SemanticsTest,
   }
 }
 
+// A loop inside a loop, the inner one updating a buffer in place, whose
+// state lives in the inner while's output: each outer iteration enters
+// the inner loop again (its output then holds the outer body's value) and
+// the outer body reads the buffer after it. Against the loops run here.
+TEST(SemanticsTest, NestedLoopsUpdatingABufferInPlaceKeepEveryIteration) {
+  std::vector<float> b(100);
+  for (int k = 0; k < 100; ++k) b[k] = 0.5f + static_cast<float>(k % 3);
+  ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
+func.func @main(%b0: tensor<100xf32>) -> (tensor<100xf32>, tensor<f32>) {
+  %j0 = stablehlo.constant dense<1> : tensor<i32>
+  %s0 = stablehlo.constant dense<0.0> : tensor<f32>
+  %r:3 = stablehlo.while(%j = %j0, %b = %b0, %s = %s0)
+      : tensor<i32>, tensor<100xf32>, tensor<f32>
+  cond {
+    %n = stablehlo.constant dense<4> : tensor<i32>
+    %go = stablehlo.compare LT, %j, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %go : tensor<i1>
+  } do {
+    %i0 = stablehlo.constant dense<0> : tensor<i32>
+    %inner:2 = stablehlo.while(%i = %i0, %c = %b) : tensor<i32>, tensor<100xf32>
+    cond {
+      %m = stablehlo.constant dense<100> : tensor<i32>
+      %go = stablehlo.compare LT, %i, %m : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %go : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %old = stablehlo.dynamic_slice %c, %i, sizes = [1]
+          : (tensor<100xf32>, tensor<i32>) -> tensor<1xf32>
+      %jf = stablehlo.convert %j : (tensor<i32>) -> tensor<f32>
+      %jv = stablehlo.reshape %jf : (tensor<f32>) -> tensor<1xf32>
+      %new = stablehlo.add %old, %jv : tensor<1xf32>
+      %c1 = stablehlo.dynamic_update_slice %c, %new, %i
+          : (tensor<100xf32>, tensor<1xf32>, tensor<i32>) -> tensor<100xf32>
+      %next = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %next, %c1 : tensor<i32>, tensor<100xf32>
+    }
+    %z = stablehlo.constant dense<0.0> : tensor<f32>
+    %sum = stablehlo.reduce(%inner#1 init: %z) applies stablehlo.add
+        across dimensions = [0] : (tensor<100xf32>, tensor<f32>) -> tensor<f32>
+    %s1 = stablehlo.add %s, %sum : tensor<f32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %j1 = stablehlo.add %j, %one : tensor<i32>
+    stablehlo.return %j1, %inner#1, %s1 : tensor<i32>, tensor<100xf32>, tensor<f32>
+  }
+  return %r#1, %r#2 : tensor<100xf32>, tensor<f32>
+})", {HostArray::Of(ElementType::kF32, {100}, b)}));
+  // Outer iterations j = 1, 2, 3 each add j to every element, then sum
+  // the buffer (every value a multiple of 0.5 below 2^20: exact sums).
+  std::vector<float> want = b;
+  float sums = 0.0f;
+  for (int j = 1; j < 4; ++j) {
+    for (float& v : want) v += static_cast<float>(j);
+    for (float v : want) sums += v;
+  }
+  EXPECT_EQ(out[0].As<float>(), want);
+  EXPECT_EQ(out[1].As<float>(), std::vector<float>{sums});
+}
+
 TEST(SemanticsTest, CaseWithOutOfRangeIndexRunsTheLastBranch) {
   ASSERT_OK_AND_ASSIGN(auto out, RunText(R"(
 func.func @main() -> tensor<i32> {

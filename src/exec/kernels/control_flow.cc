@@ -9,12 +9,6 @@
 namespace kiln::exec {
 namespace {
 
-// Loop values this many bytes or fewer (counters, scalars, short vectors)
-// are copied from the body's result to its param after each iteration, so
-// that their addresses never change; larger ones trade memory with their
-// param instead, which rebinds every slot over either.
-constexpr int64_t kMaxCopiedLoopValueBytes = 64;
-
 class WhileKernel : public Kernel {
  public:
   WhileKernel(std::unique_ptr<Region> cond, std::unique_ptr<Region> body,
@@ -24,15 +18,19 @@ class WhileKernel : public Kernel {
         body_(std::move(body)),
         values_(std::move(values)) {
     for (size_t i = 0; i < values_.size(); ++i) {
-      const bool copied = values_[i].body_result.empty() ||
-                          value_bytes[i] <= kMaxCopiedLoopValueBytes;
-      (copied ? copied_ : moved_).push_back(i);
-      if (copied) copied_bytes_.push_back(value_bytes[i]);
+      (values_[i].copied ? copied_ : moved_).push_back(i);
+      if (values_[i].copied) copied_bytes_.push_back(value_bytes[i]);
     }
   }
 
   Status Run(RunContext& ctx, const Step& step) const override {
-    // The loop state lives in the body's params.
+    // The loop state lives in the body's params, some of which are the
+    // while's outputs.
+    for (size_t i = 0; i < values_.size(); ++i) {
+      if (values_[i].in_output) {
+        Bind(ctx, values_[i].body_param, ctx.slot(step.outputs[i]));
+      }
+    }
     for (size_t i = 0; i < step.inputs.size(); ++i) {
       ctx.CopySlot(step.inputs[i], body_->params[i]);
     }

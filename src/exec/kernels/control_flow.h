@@ -15,20 +15,28 @@ struct LoopValueSlots {
   std::vector<SlotId> cond_param;
   std::vector<SlotId> body_param;
   // Empty when the result is not memory the body writes: the param itself
-  // (a value the loop does not change) or a constant, copied instead.
+  // (a value the loop does not change or updates in place) or a constant,
+  // copied instead.
   std::vector<SlotId> body_result;
+  // Whether the result is copied into the param after each iteration (an
+  // empty body_result, or a value small enough that a copy costs less
+  // than rebinding) rather than trading memory with it.
+  bool copied = false;
+  // For a copied value: whether its state lives in the while's output
+  // from the start (the body's param borrows that memory), so that the
+  // loop ends with no copy: a large value updated in place or unchanged.
+  bool in_output = false;
 };
 
 // while: inputs are the initial state (one slot per leaf), outputs the final
 // state. Each body result is a slot of the body of its own memory, held for
 // the whole loop, or a constant, or the body's param at the same position
 // (a value the loop does not change). The cond reads the body's params
-// where they are. After each iteration a computed result larger than a
-// cache line and its param trade memory (`values` lists the slots to
-// rebind); smaller ones (counters, scalars: `value_bytes` each) are copied
-// into their param, cheaper than rebinding. Otherwise only the initial
-// state, constants and the final state are copied. Checks for
-// cancellation every iteration.
+// where they are. After each iteration a moved result and its param trade
+// memory (`values` lists the slots to rebind), and a copied one is copied
+// into its param (LoopValueSlots::copied), whose memory may be the while's
+// output (LoopValueSlots::in_output). Otherwise only the initial state and
+// the final state of values not kept in the output are copied. Checks for cancellation every iteration.
 std::unique_ptr<Kernel> MakeWhileKernel(std::unique_ptr<Region> cond,
                                         std::unique_ptr<Region> body,
                                         std::vector<LoopValueSlots> values,

@@ -514,6 +514,18 @@ class ScatterKernel : public Kernel {
   Status Run(RunContext& ctx, const Step& step) const override {
     size_t n = p_.operands.size();
     const std::byte* indices = ctx.slot(step.inputs[n]);
+    const int64_t count = NumElements(space_.sizes);
+    if (single_elements_) {
+      // One operand: copied unless updated in place, and nothing else
+      // allocated (a loop's `.at[i].set` runs this every iteration).
+      std::byte* result = ctx.slot(step.outputs[0]);
+      const std::byte* operand = ctx.slot(step.inputs[0]);
+      if (operand != result && p_.operands[0].byte_size() > 0) {
+        std::memcpy(result, operand, p_.operands[0].byte_size());
+      }
+      RunSingleElements(indices, result, ctx.slot(step.inputs[2]), count);
+      return OkStatus();
+    }
     std::vector<std::byte*> results(n);
     std::vector<const std::byte*> updates(n);
     for (size_t i = 0; i < n; ++i) {
@@ -531,11 +543,6 @@ class ScatterKernel : public Kernel {
     std::vector<int64_t> element_bytes(n);
     for (size_t i = 0; i < n; ++i) {
       element_bytes[i] = p_.operands[i].element_bytes();
-    }
-    const int64_t count = NumElements(space_.sizes);
-    if (single_elements_) {
-      RunSingleElements(indices, results[0], updates[0], count);
-      return OkStatus();
     }
     Status status;
     ForEachBatchPosition(space_, scatter_update_strides_, 0, count,
