@@ -51,7 +51,17 @@ class WhileKernel : public Kernel {
         const size_t i = copied_[k];
         std::byte* from = ctx.slot(body_->results[i]);
         std::byte* to = ctx.slot(body_->params[i]);
-        if (from != to) std::memcpy(to, from, copied_bytes_[k]);
+        if (from == to) continue;
+        switch (copied_bytes_[k]) {  // counters and scalars: one move
+          case 4:
+            std::memcpy(to, from, 4);
+            break;
+          case 8:
+            std::memcpy(to, from, 8);
+            break;
+          default:
+            std::memcpy(to, from, copied_bytes_[k]);
+        }
       }
       // The other results become the next state: each trades memory with
       // its param, whose old value is dead. Both are the loop's own for

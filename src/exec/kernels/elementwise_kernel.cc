@@ -61,6 +61,24 @@ void RunElementwise(const ElementwiseKernel& kernel,
 }
 
 Status ElementwiseKernel::Run(RunContext& ctx, const Step& step) const {
+  // A few elements (a loop's counter, a scalar) with a few operands: run
+  // directly, without the larger operand lists or the check for threads
+  // (far too little work to split), which cost more than the work.
+  constexpr int64_t kSmall = 64;
+  constexpr size_t kFewOperands = 4;
+  if (count_ < kSmall && step.inputs.size() <= kFewOperands &&
+      step.outputs.size() <= kFewOperands) {
+    const std::byte* in[kFewOperands];
+    std::byte* out[kFewOperands];
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      in[i] = ctx.slot(step.inputs[i]);
+    }
+    for (size_t j = 0; j < step.outputs.size(); ++j) {
+      out[j] = ctx.slot(step.outputs[j]);
+    }
+    if (count_ > 0) RunRange(in, out, 0, count_);
+    return OkStatus();
+  }
   constexpr int kInline = 16;
   const std::byte* in_inline[kInline];
   std::byte* out_inline[kInline];
