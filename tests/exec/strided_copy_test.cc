@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <string>
+#include <vector>
 
 #include "exec/kernels/shape.h"
 
@@ -42,6 +44,34 @@ TEST(StridedCopyTest, NegativeAndZeroStridesReverseAndBroadcast) {
   copy.Run(reinterpret_cast<const std::byte*>(in.data()),
            reinterpret_cast<std::byte*>(out.data()), 2);
   EXPECT_EQ(out, (std::vector<int16_t>{3, 2, 1, 3, 2, 1}));
+}
+
+// Reversed rows (jnp.flip) of every element size, of lengths around the
+// vector widths, each element landing where index arithmetic puts it.
+TEST(StridedCopyTest, ReversedRowsOfEveryElementSize) {
+  for (int64_t bytes : {1, 2, 4, 8, 16}) {
+    for (int64_t length : {1, 7, 8, 31, 33, 1000}) {
+      SCOPED_TRACE(std::to_string(bytes) + " bytes, " +
+                   std::to_string(length));
+      std::vector<std::byte> in(bytes * length), out(bytes * length);
+      for (size_t i = 0; i < in.size(); ++i) {
+        in[i] = static_cast<std::byte>((i * 37 + 11) & 0xff);
+      }
+      StridedCopy copy;
+      copy.dims = {length};
+      copy.source_offset = length - 1;
+      copy.source_strides = {-1};
+      copy.target_strides = {1};
+      copy.Simplify();
+      copy.Run(in.data(), out.data(), bytes);
+      for (int64_t i = 0; i < length; ++i) {
+        for (int64_t b = 0; b < bytes; ++b) {
+          ASSERT_EQ(out[i * bytes + b], in[(length - 1 - i) * bytes + b])
+              << i << " byte " << b;
+        }
+      }
+    }
+  }
 }
 
 TEST(StridedCopyTest, MergesContiguousDimensionsAndHandlesEmptyArrays) {
