@@ -14,6 +14,25 @@
 namespace kiln::exec {
 namespace {
 
+// A run's operand addresses: up to eight on the stack, more on the heap,
+// so that a row reduction allocates nothing for its usual few operands
+// (a loop body's reductions run once per iteration).
+template <typename P>
+class PointerList {
+ public:
+  explicit PointerList(size_t size) : size_(size) {
+    if (size > kInline) heap_.resize(size);
+  }
+  P* data() { return size_ > kInline ? heap_.data() : inline_; }
+  P& operator[](size_t i) { return data()[i]; }
+
+ private:
+  static constexpr size_t kInline = 8;
+  P inline_[kInline] = {};
+  std::vector<P> heap_;
+  size_t size_;
+};
+
 // Rows are computed by a producer this many elements at a time (a
 // multiple of the 16 lanes), into a per-thread buffer.
 constexpr int64_t kProducerChunk = 2048;
@@ -49,13 +68,13 @@ class RowReduceKernel : public RowReduceKernelBase {
     T init;
     std::memcpy(&init, ctx.slot(step.inputs[num_inputs - 1]), sizeof(T));
     T* result = reinterpret_cast<T*>(ctx.slot(step.outputs.back()));
-    std::vector<const std::byte*> inputs;
-    std::vector<std::byte*> outputs;
+    PointerList<const std::byte*> inputs(num_inputs - 1);
+    PointerList<std::byte*> outputs(step.outputs.size() - 1);
     for (size_t i = 0; i + 1 < num_inputs; ++i) {
-      inputs.push_back(ctx.slot(step.inputs[i]));
+      inputs[i] = ctx.slot(step.inputs[i]);
     }
     for (size_t j = 0; j + 1 < step.outputs.size(); ++j) {
-      outputs.push_back(ctx.slot(step.outputs[j]));
+      outputs[j] = ctx.slot(step.outputs[j]);
     }
     auto rows = [&](int64_t first, int64_t last) {
       if (producer_ == nullptr) {
@@ -66,7 +85,8 @@ class RowReduceKernel : public RowReduceKernelBase {
         }
         return;
       }
-      ReduceProducedRows(inputs, outputs, init, result, first, last);
+      ReduceProducedRows(inputs.data(), outputs.data(), init, result, first,
+                         last);
     };
     int64_t elements = p_.rows * p_.row_length;
     int64_t cost = producer_ ? producer_->cost_per_element() + 1 : 1;
@@ -81,9 +101,9 @@ class RowReduceKernel : public RowReduceKernelBase {
   }
 
  private:
-  void ReduceProducedRows(const std::vector<const std::byte*>& inputs,
-                          const std::vector<std::byte*>& outputs, T init,
-                          T* result, int64_t first, int64_t last) const {
+  void ReduceProducedRows(const std::byte* const* inputs,
+                          std::byte* const* outputs, T init, T* result,
+                          int64_t first, int64_t last) const {
     // Raw storage (a vector<bool> would pack bits); 16-byte aligned.
     thread_local std::vector<std::max_align_t> storage;
     size_t needed =
@@ -94,8 +114,8 @@ class RowReduceKernel : public RowReduceKernelBase {
     const ElementwiseKernel& producer = *producer_;
     int num_in = producer.num_inputs();
     int num_out = producer.num_outputs();
-    std::vector<const std::byte*> in(num_in);
-    std::vector<std::byte*> out(num_out);
+    PointerList<const std::byte*> in(num_in);
+    PointerList<std::byte*> out(num_out);
     auto point_at = [&](int64_t begin) {
       for (int i = 0; i < num_in; ++i) {
         in[i] = inputs[i] + begin * producer.input_bytes(i);
