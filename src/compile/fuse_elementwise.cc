@@ -556,19 +556,11 @@ void Lowering::NoteInPlaceUpdates(const exec::Step& step, int64_t first,
       continue;
     }
     SlotId root = alias_root_[step.inputs[updated]];
-    if (!ScratchDeadAfter(root, last) ||
-        slot(root).byte_size() != slot(out).byte_size()) {
-      continue;
+    if (ScratchDeadAfter(root, last) &&
+        slot(root).byte_size() == slot(out).byte_size() &&
+        UpdatesInPlace(step, static_cast<int>(j), root)) {
+      in_place_writes_.push_back({out, root, first, last});
     }
-    // The update and the indices are read while the output is written:
-    // none may be a view of the memory it takes over.
-    bool alone = true;
-    for (size_t i = 0; i < step.inputs.size(); ++i) {
-      if (static_cast<int>(i) != updated) {
-        alone &= alias_root_[step.inputs[i]] != root;
-      }
-    }
-    if (alone) in_place_writes_.push_back({out, root, first, last});
   }
 }
 

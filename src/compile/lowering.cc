@@ -562,14 +562,8 @@ void Lowering::UpdateLoopStateInPlace() {
                       ? update.kernel->UpdatedInput(output)
                       : -1;
     if (updated >= 0) {
-      // A dynamic_update_slice or scatter of the param: its other inputs
-      // (the update, the indices) must not be views of it.
-      in_place &= alias_root_[update.inputs[updated]] == param &&
+      in_place &= UpdatesInPlace(update, output, param) &&
                   slot(result).byte_size() == slot(param).byte_size();
-      for (size_t i = 0; i < update.inputs.size(); ++i) {
-        if (static_cast<int>(i) == updated) continue;
-        in_place &= alias_root_[update.inputs[i]] != param;
-      }
     } else {
       in_place &= WritesOverLoopParam(region, writer, result, param);
     }
@@ -1080,24 +1074,18 @@ Status Lowering::LowerEntry(const ir::Operation& func,
   return OkStatus();
 }
 
-bool Lowering::UpdatesArgumentOnly(const exec::Step& step, SlotId value,
-                                   SlotId argument) const {
-  for (size_t j = 0; j < step.outputs.size(); ++j) {
-    if (alias_root_[step.outputs[j]] != value) continue;
-    int updated = step.kernel->UpdatedInput(static_cast<int>(j));
-    if (updated < 0 ||
-        alias_root_[step.inputs[updated]] != alias_root_[argument]) {
+bool Lowering::UpdatesInPlace(const exec::Step& step, int output,
+                              SlotId root) const {
+  const int updated = step.kernel->UpdatedInput(output);
+  if (updated < 0 || alias_root_[step.inputs[updated]] != root) return false;
+  // The update and the indices are read while the output is written: none
+  // may be a view of that memory.
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    if (static_cast<int>(i) != updated && alias_root_[step.inputs[i]] == root) {
       return false;
     }
-    for (size_t i = 0; i < step.inputs.size(); ++i) {
-      if (static_cast<int>(i) != updated &&
-          alias_root_[step.inputs[i]] == alias_root_[argument]) {
-        return false;
-      }
-    }
-    return true;
   }
-  return false;
+  return true;
 }
 
 bool Lowering::CanComputeIntoDonatedOutput(
@@ -1151,8 +1139,15 @@ bool Lowering::CanComputeIntoDonatedOutput(
       // Not fusable, so done before the defining step starts; but the
       // defining step itself must read element by element, or be an update
       // of the argument (a scatter into it) that reads it nowhere else.
-      if (p == defining && !UpdatesArgumentOnly(step, value, argument)) {
-        return false;
+      if (p == defining) {
+        const auto out = std::find_if(
+            step.outputs.begin(), step.outputs.end(),
+            [&](SlotId o) { return alias_root_[o] == value; });
+        if (!UpdatesInPlace(step,
+                            static_cast<int>(out - step.outputs.begin()),
+                            alias_root_[argument])) {
+          return false;
+        }
       }
       continue;
     }

@@ -245,17 +245,19 @@ class Lowering {
   // Whether the entry region's value `value` (an ordinary scratch slot of
   // the entry frame), an output donated argument `argument` may hand its
   // memory to, can be computed straight into that output: no later step reads
-  // the argument, the defining step reads it (if at all) element by element
-  // or is an update of it (UpdatesArgumentOnly), and no elementwise step before it reads it whole (a view fusion could run
-  // beside the write).
+  // the argument, the defining step reads it (if at all) element by
+  // element or updates it in place (UpdatesInPlace), and no elementwise
+  // step before it reads it whole (a view fusion could run beside the
+  // write).
   bool CanComputeIntoDonatedOutput(const exec::Region& main, SlotId value,
                                    SlotId argument,
                                    const std::vector<SlotId>& returned) const;
-  // Whether `step` writes `value` as `argument` with some elements
-  // replaced (exec::Kernel::UpdatedInput) and reads the argument nowhere
-  // else: it may then write into the argument's memory.
-  bool UpdatesArgumentOnly(const exec::Step& step, SlotId value,
-                           SlotId argument) const;
+  // Whether output `output` of `step` (an index past its outputs: none)
+  // is its input over `root`'s memory with some elements replaced
+  // (exec::Kernel::UpdatedInput: dynamic_update_slice, scatter), no other
+  // input being a view of that memory: the output may then be written
+  // into it, wherever the input's value is not read later.
+  bool UpdatesInPlace(const exec::Step& step, int output, SlotId root) const;
   // Whether a step of another frame than the innermost one took an index
   // strictly between `a` and `b`: a nested region's step lies between two
   // steps of this region (the step at `b` runs regions when `a` is the

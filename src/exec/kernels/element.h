@@ -91,6 +91,36 @@ bool DispatchNative(ElementType type, Fn&& fn) {
   }
 }
 
+// Calls fn(U{}) with the unsigned integer of `bytes` bytes, if any.
+template <typename Fn>
+bool DispatchElementBytes(int64_t bytes, Fn&& fn) {
+  switch (bytes) {
+    case 1:
+      fn(uint8_t{});
+      return true;
+    case 2:
+      fn(uint16_t{});
+      return true;
+    case 4:
+      fn(uint32_t{});
+      return true;
+    case 8:
+      fn(uint64_t{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Copies one element of `bytes` bytes, typed where it can.
+inline void CopyElement(std::byte* to, const std::byte* from, int64_t bytes) {
+  if (!DispatchElementBytes(bytes, [&](auto tag) {
+        std::memcpy(to, from, sizeof(tag));
+      })) {
+    std::memcpy(to, from, bytes);
+  }
+}
+
 // Exact conversions of the 16-bit float formats, rounding to nearest even.
 float HalfToFloat(uint16_t bits);
 uint16_t FloatToHalf(float value);

@@ -172,36 +172,6 @@ bool DispatchIndexType(ElementType type, Fn&& fn) {
   }
 }
 
-// Calls fn(U{}) with the unsigned integer of `bytes` bytes, if any.
-template <typename Fn>
-bool DispatchElementBytes(int64_t bytes, Fn&& fn) {
-  switch (bytes) {
-    case 1:
-      fn(uint8_t{});
-      return true;
-    case 2:
-      fn(uint16_t{});
-      return true;
-    case 4:
-      fn(uint32_t{});
-      return true;
-    case 8:
-      fn(uint64_t{});
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Copies one element of `bytes` bytes, typed where it can.
-inline void CopyElement(std::byte* to, const std::byte* from, int64_t bytes) {
-  if (!DispatchElementBytes(bytes, [&](auto tag) {
-        std::memcpy(to, from, sizeof(tag));
-      })) {
-    std::memcpy(to, from, bytes);
-  }
-}
-
 // Odometer over `sizes`: calls fn(index) for every index, row-major.
 template <typename Fn>
 void ForEachIndex(const std::vector<int64_t>& sizes, Fn&& fn) {
@@ -514,26 +484,25 @@ class ScatterKernel : public Kernel {
   Status Run(RunContext& ctx, const Step& step) const override {
     size_t n = p_.operands.size();
     const std::byte* indices = ctx.slot(step.inputs[n]);
+    // The operands, copied unless updated in place.
+    for (size_t i = 0; i < n; ++i) {
+      std::byte* result = ctx.slot(step.outputs[i]);
+      const std::byte* operand = ctx.slot(step.inputs[i]);
+      if (operand != result && p_.operands[i].byte_size() > 0) {
+        std::memcpy(result, operand, p_.operands[i].byte_size());
+      }
+    }
     const int64_t count = NumElements(space_.sizes);
     if (single_elements_) {
-      // One operand: copied unless updated in place, and nothing else
-      // allocated (a loop's `.at[i].set` runs this every iteration).
-      std::byte* result = ctx.slot(step.outputs[0]);
-      const std::byte* operand = ctx.slot(step.inputs[0]);
-      if (operand != result && p_.operands[0].byte_size() > 0) {
-        std::memcpy(result, operand, p_.operands[0].byte_size());
-      }
-      RunSingleElements(indices, result, ctx.slot(step.inputs[2]), count);
+      // Nothing allocated: a loop's `.at[i].set` runs this every iteration.
+      RunSingleElements(indices, ctx.slot(step.outputs[0]),
+                        ctx.slot(step.inputs[n + 1]), count);
       return OkStatus();
     }
     std::vector<std::byte*> results(n);
     std::vector<const std::byte*> updates(n);
     for (size_t i = 0; i < n; ++i) {
       results[i] = ctx.slot(step.outputs[i]);
-      const std::byte* operand = ctx.slot(step.inputs[i]);
-      if (operand != results[i] && p_.operands[i].byte_size() > 0) {
-        std::memcpy(results[i], operand, p_.operands[i].byte_size());
-      }
       updates[i] = ctx.slot(step.inputs[n + 1 + i]);
     }
     const ArrayShape& operand = p_.operands[0];

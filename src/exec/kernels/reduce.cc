@@ -344,7 +344,18 @@ class ReduceWindowKernel : public Kernel {
       : p_(std::move(p)) {
     if (body) body_ = std::make_unique<ScalarRegion>(std::move(body));
     in_strides_ = p_.inputs[0].Strides();
+    for (const ArrayShape& input : p_.inputs) {
+      element_bytes_.push_back(input.element_bytes());
+    }
     scan_dimension_ = ScanDimension();
+    if (scan_dimension_ >= 0) {
+      const std::vector<int64_t>& dims = p_.inputs[0].dims;
+      scan_length_ = dims[scan_dimension_];
+      for (int64_t k = 0; k < scan_dimension_; ++k) scan_outer_ *= dims[k];
+      for (size_t k = scan_dimension_ + 1; k < dims.size(); ++k) {
+        scan_inner_ *= dims[k];
+      }
+    }
   }
 
   Status Run(RunContext& ctx, const Step& step) const override {
@@ -365,9 +376,6 @@ class ReduceWindowKernel : public Kernel {
     }
     std::vector<const std::byte*> args(2 * n);
     std::vector<std::byte> scratch(16 * n);
-    std::vector<int64_t> element_bytes(n);
-    for (size_t i = 0; i < n; ++i)
-      element_bytes[i] = p_.inputs[i].element_bytes();
     std::vector<int64_t> out_index(rank, 0), window(rank, 0);
     for (int64_t o = 0; o < out_count; ++o) {
       // Walk the window of output element o.
@@ -405,7 +413,7 @@ class ReduceWindowKernel : public Kernel {
               args[n + i] = ctx.slot(step.inputs[i]) + offset * bytes;
             }
             RETURN_IF_ERROR(body_->CallAndUpdate(
-                ctx, args.data(), element_bytes.data(), scratch.data()));
+                ctx, args.data(), element_bytes_.data(), scratch.data()));
           }
         }
         for (int64_t d = rank - 1; d >= 0; --d) {
@@ -453,11 +461,7 @@ class ReduceWindowKernel : public Kernel {
   // cores. False where the combiner and type have no typed form.
   bool RunScan(RunContext& ctx, const Step& step) const {
     const ArrayShape& input = p_.inputs[0];
-    const int64_t d = scan_dimension_;
-    const int64_t length = input.dims[d];
-    int64_t outer = 1, inner = 1;
-    for (int64_t k = 0; k < d; ++k) outer *= input.dims[k];
-    for (int64_t k = d + 1; k < input.rank(); ++k) inner *= input.dims[k];
+    const int64_t length = scan_length_, inner = scan_inner_;
     bool done = false;
     DispatchNative(input.type, [&](auto tag) {
       using T = decltype(tag);
@@ -470,7 +474,8 @@ class ReduceWindowKernel : public Kernel {
           T init;
           std::memcpy(&init, ctx.slot(step.inputs[1]), sizeof(T));
           ParallelFor(
-              outer * inner, std::max<int64_t>(1, (int64_t{1} << 16) / length),
+              scan_outer_ * inner,
+              std::max<int64_t>(1, (int64_t{1} << 16) / length),
               [&](int64_t first, int64_t last) {
                 ScanColumns<Op, T>(x, y, init, length, inner, first, last);
               });
@@ -490,24 +495,15 @@ class ReduceWindowKernel : public Kernel {
   // to i in the same order, so the bits are the same.
   Status RunRegionScan(RunContext& ctx, const Step& step) const {
     const size_t n = p_.inputs.size();
-    const ArrayShape& input = p_.inputs[0];
-    const int64_t d = scan_dimension_;
-    const int64_t length = input.dims[d];
-    int64_t outer = 1, inner = 1;
-    for (int64_t k = 0; k < d; ++k) outer *= input.dims[k];
-    for (int64_t k = d + 1; k < input.rank(); ++k) inner *= input.dims[k];
+    const int64_t length = scan_length_, inner = scan_inner_;
     std::vector<const std::byte*> args(2 * n);
     std::vector<std::byte> scratch(16 * n);
-    std::vector<int64_t> element_bytes(n);
-    for (size_t i = 0; i < n; ++i) {
-      element_bytes[i] = p_.inputs[i].element_bytes();
-    }
-    for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t o = 0; o < scan_outer_; ++o) {
       for (int64_t c = 0; c < inner; ++c) {
         for (int64_t k = 0; k < length; ++k) {
           const int64_t at = (o * length + k) * inner + c;
           for (size_t i = 0; i < n; ++i) {
-            const int64_t bytes = element_bytes[i];
+            const int64_t bytes = element_bytes_[i];
             std::byte* result = ctx.slot(step.outputs[i]) + at * bytes;
             const std::byte* previous =
                 k == 0 ? ctx.slot(step.inputs[n + i]) : result - inner * bytes;
@@ -516,7 +512,7 @@ class ReduceWindowKernel : public Kernel {
             args[n + i] = ctx.slot(step.inputs[i]) + at * bytes;
           }
           RETURN_IF_ERROR(body_->CallAndUpdate(ctx, args.data(),
-                                               element_bytes.data(),
+                                               element_bytes_.data(),
                                                scratch.data()));
         }
         if (ctx.cancelled()) return ctx.CancelledStatus();
@@ -650,7 +646,11 @@ class ReduceWindowKernel : public Kernel {
   ReduceWindowParams p_;
   std::unique_ptr<ScalarRegion> body_;
   std::vector<int64_t> in_strides_;
-  int64_t scan_dimension_ = -1;  // ScanDimension()
+  std::vector<int64_t> element_bytes_;  // per input
+  int64_t scan_dimension_ = -1;         // ScanDimension()
+  // For a scan: the dimensions before scan_dimension_, its length and the
+  // dimensions after it, each product read as one.
+  int64_t scan_outer_ = 1, scan_length_ = 0, scan_inner_ = 1;
 };
 
 }  // namespace
