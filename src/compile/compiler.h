@@ -76,9 +76,11 @@ struct CompileOptions {
   bool recover_erfc = true;
 };
 
-// Compiles `module` into an immutable plan. Errors name the op and its
-// location; an unsupported custom-call target is an error here, not at run
-// time.
+// Compiles `module` into an immutable plan: the pipeline's steps that
+// compile one program as it is (verify, recover-erfc, lower and plan;
+// pipeline.h, where it is defined), for tools and tests; a client's
+// programs go through RunPipeline. Errors name the op and its location; an
+// unsupported custom-call target is an error here, not at run time.
 StatusOr<std::unique_ptr<exec::Plan>> Compile(
     const ir::Module& module, const CompileOptions& options = {});
 

@@ -1,6 +1,10 @@
 #include "exec/plan.h"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
 #include <new>
+#include <typeinfo>
 
 #if defined(__linux__)
 #include <sys/sysinfo.h>
@@ -99,6 +103,77 @@ void ArenaCache::Give(AlignedBuffer arena) {
   if (arena.size() == 0) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (kept_.size() < kMaxKept) kept_.push_back(std::move(arena));
+}
+
+namespace {
+
+// A kernel's class name without Kiln's namespaces: "ElementwiseKernel".
+std::string KernelName(const Kernel& kernel) {
+  const char* mangled = typeid(kernel).name();
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string name = status == 0 && demangled != nullptr ? demangled : mangled;
+  std::free(demangled);
+  for (std::string_view prefix :
+       {"kiln::exec::", "kernels::", "(anonymous namespace)::"}) {
+    while (name.rfind(prefix, 0) == 0) name.erase(0, prefix.size());
+  }
+  return name;
+}
+
+std::string SlotList(const std::vector<SlotId>& slots) {
+  std::string text;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    text += StrCat(i == 0 ? "" : ", ", "s", slots[i]);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string DescribePlan(const Plan& plan) {
+  int64_t constant_bytes = 0;
+  for (const AlignedBuffer& constant : plan.constants()) {
+    constant_bytes += static_cast<int64_t>(constant.size());
+  }
+  std::string text = StrCat(
+      "plan: ", plan.main().steps.size(), " steps in the entry, ",
+      plan.arguments().size(),
+      " arguments, ", plan.outputs().size(), " outputs, arena ",
+      plan.arena_bytes(), " bytes (live peak ", plan.live_peak_bytes(),
+      "), ", plan.constants().size(), " constants of ", constant_bytes,
+      " bytes\n");
+  text += StrCat("params (", SlotList(plan.main().params), ")\n");
+  for (size_t i = 0; i < plan.main().steps.size(); ++i) {
+    const Step& step = plan.main().steps[i];
+    text += StrCat("  ", i, ": (", SlotList(step.outputs), ") = ",
+                   step.kernel ? KernelName(*step.kernel) : "(none)", "(",
+                   SlotList(step.inputs), ")  ", step.where, "\n");
+  }
+  text += StrCat("results (", SlotList(plan.main().results), ")\n");
+  for (size_t id = 0; id < plan.slots().size(); ++id) {
+    const Slot& slot = plan.slots()[id];
+    std::string place;
+    switch (slot.kind) {
+      case SlotKind::kTemp:
+        place = StrCat("arena +", slot.offset);
+        break;
+      case SlotKind::kArgument:
+        place = StrCat("argument ", slot.index);
+        break;
+      case SlotKind::kOutput:
+        place = StrCat("output ", slot.index);
+        break;
+      case SlotKind::kConstant:
+        place = StrCat("constant ", slot.index);
+        break;
+    }
+    text += StrCat("  s", id, ": ",
+                   slot.is_token ? std::string("!stablehlo.token")
+                                 : slot.shape.ToString(),
+                   "  ", place, "\n");
+  }
+  return text;
 }
 
 }  // namespace kiln::exec

@@ -194,6 +194,12 @@ class Plan {
   mutable ArenaCache arena_cache_;
 };
 
+// The plan as text, for a compiler engineer (`kiln print --stop-after
+// lower` or `plan`): its sizes, the entry's steps in order (kernel, input
+// and output slots, the op they come from; a region's steps are inside its
+// kernel and not listed), and every slot with its shape and place.
+std::string DescribePlan(const Plan& plan);
+
 }  // namespace kiln::exec
 
 #endif  // KILN_EXEC_PLAN_H_

@@ -6,10 +6,7 @@
 
 #include "base/fingerprint.h"
 #include "base/logging.h"
-#include "compile/compiler.h"
-#include "compile/memory_layouts.h"
-#include "compile/sharding.h"
-#include "compile/spmd_partition.h"
+#include "compile/pipeline.h"
 #include "exec/collectives.h"
 #include "exec/executor.h"
 #include "exec/parallel.h"
@@ -221,15 +218,6 @@ StatusOr<MemoryKind> MemoryKindOf(const ir::Attribute& attrs,
                                 "unpinned_host)");
   }
   return *parsed;
-}
-
-bool UsesProcessIds(const ir::Module& module) {
-  bool uses = false;
-  module.op().Walk([&](ir::Operation& op) {
-    uses |= op.name() == "stablehlo.replica_id" ||
-            op.name() == "stablehlo.partition_id";
-  });
-  return uses;
 }
 
 Status CheckAssignment(const Client& client, const CompileSpec& spec,
@@ -508,88 +496,20 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
   }
   std::string name = module->name();
   executable->name_ = name.empty() ? "main" : name;
-  // A program with shardings is partitioned: each partition gets its own
-  // program over its tiles (see compile/spmd_partition.h).
-  ASSIGN_OR_RETURN(bool partitioned,
-                   compile::NeedsPartitioning(*module, spec.num_partitions));
-  if (spec.num_partitions > 1) {
-    ASSIGN_OR_RETURN(compile::EntryLayouts layouts,
-                     compile::ReadEntryLayouts(*module, spec.num_partitions));
-    auto serialize = [](const std::optional<compile::TileLayout>& layout) {
-      return compile::SerializeOpSharding(layout ? *layout
-                                                 : compile::TileLayout{});
-    };
-    for (const auto& layout : layouts.arguments) {
-      executable->parameter_shardings_.push_back(serialize(layout));
-    }
-    // A partitioned program's results are reported as its first partition
-    // gives them out (below); the others are whole on every device.
-    if (!partitioned) {
-      for (const auto& layout : layouts.results) {
-        executable->output_shardings_.push_back(serialize(layout));
-      }
-    }
-  }
 
-  // Layouts other than row-major that the entry takes or gives: each
-  // position's program is rewritten to read and write the physical arrays.
-  ASSIGN_OR_RETURN(
-      compile::MemoryLayouts memory_layouts,
-      compile::ChooseMemoryLayouts(*module, spec.argument_layouts));
-
-  // A program of several devices left whole on each: every value it
-  // inspects is replicated.
-  if (!partitioned && ids.size() > 1) {
-    RETURN_IF_ERROR(compile::ReportReplicatedInspections(*module));
-  }
-
-  // One plan per device position when the program asks which one it is or
-  // is partitioned.
-  int positions = std::max<int>(1, static_cast<int>(ids.size()));
-  int plans = partitioned || UsesProcessIds(*module) ? positions : 1;
-  for (int position = 0; position < plans; ++position) {
-    compile::CompileOptions options;
-    options.position.num_replicas = spec.num_replicas;
-    options.position.num_partitions = spec.num_partitions;
-    options.position.replica_id = position / spec.num_partitions;
-    options.position.partition_id = position % spec.num_partitions;
-    const ir::Module* program_of_position = module.get();
-    std::unique_ptr<ir::Module> partition;
-    if (partitioned) {
-      partition = module->Clone();
-      compile::PartitionTarget target;
-      target.partition_id = options.position.partition_id;
-      target.num_partitions = spec.num_partitions;
-      target.num_replicas = spec.num_replicas;
-      // The first position's partitioning answers inspect_array_sharding.
-      target.report_inspections = position == 0;
-      std::vector<std::optional<compile::TileLayout>> result_layouts;
-      RETURN_IF_ERROR(
-          compile::PartitionModule(*partition, target, &result_layouts));
-      RETURN_IF_ERROR(compile::ApplyMemoryLayouts(*partition, memory_layouts));
-      program_of_position = partition.get();
-      if (LogLevelEnabled(LogLevel::kDebug)) {
-        KILN_LOG(DEBUG) << "partition " << target.partition_id << " of "
-                        << spec.num_partitions << ":\n"
-                        << ir::PrintModule(*partition);
-      }
-      // What the results go out as, where the program left them open too.
-      if (position == 0) {
-        for (const auto& layout : result_layouts) {
-          executable->output_shardings_.push_back(compile::SerializeOpSharding(
-              layout ? *layout : compile::TileLayout{}));
-        }
-      }
-    }
-    if (!partitioned && !memory_layouts.AllRowMajor()) {
-      partition = module->Clone();
-      RETURN_IF_ERROR(compile::ApplyMemoryLayouts(*partition, memory_layouts));
-      program_of_position = partition.get();
-    }
-    ASSIGN_OR_RETURN(std::unique_ptr<exec::Plan> plan,
-                     compile::Compile(*program_of_position, options));
+  compile::PipelineOptions options;
+  options.num_replicas = spec.num_replicas;
+  options.num_partitions = spec.num_partitions;
+  options.num_devices = static_cast<int>(ids.size());
+  options.argument_layouts = spec.argument_layouts;
+  ASSIGN_OR_RETURN(compile::CompiledProgram compiled,
+                   compile::RunPipeline(*module, options));
+  for (std::unique_ptr<exec::Plan>& plan : compiled.plans) {
     executable->plans_.push_back(std::move(plan));
   }
+  executable->parameter_shardings_ = std::move(compiled.parameter_shardings);
+  executable->output_shardings_ = std::move(compiled.output_shardings);
+  const compile::MemoryLayouts& memory_layouts = compiled.memory_layouts;
   const exec::Plan& plan = *executable->plans_.front();
 
   for (size_t i = 0; i < plan.arguments().size(); ++i) {
@@ -635,17 +555,9 @@ StatusOr<std::shared_ptr<Executable>> Executable::Compile(
   executable->program_text_ = ir::PrintModule(*module, print_options);
   // What a partitioned program's first partition runs: its tiles, its
   // collectives, no Shardy left.
-  if (partitioned) {
-    std::unique_ptr<ir::Module> first = module->Clone();
-    compile::PartitionTarget target;
-    target.num_partitions = spec.num_partitions;
-    target.num_replicas = spec.num_replicas;
-    RETURN_IF_ERROR(compile::PartitionModule(*first, target));
-    compile::StripShardy(*first);
-    executable->optimized_text_ = ir::PrintModule(*first, print_options);
-  } else {
-    executable->optimized_text_ = executable->program_text_;
-  }
+  executable->optimized_text_ = compiled.partitioned
+                                    ? std::move(compiled.partitioned_text)
+                                    : executable->program_text_;
   uint64_t fingerprint = Fingerprint64(executable->program_text_);
   fingerprint = FingerprintCombine(fingerprint, spec.num_replicas);
   fingerprint = FingerprintCombine(fingerprint, spec.num_partitions);
