@@ -20,11 +20,10 @@ struct SlotInfo {
   int added_in_minor;
 };
 
-#define KILN_PJRT_SLOT(name, minor) {#name, offsetof(PJRT_Api, name), minor},
+#define KILN_PJRT_SLOT(name, minor, state) {#name, offsetof(PJRT_Api, name), minor},
 constexpr SlotInfo kSlots[] = {
-#include "client/api_slots.def"
+#include "pjrt_c_api_slots.def"
 };
-#undef KILN_PJRT_SLOT
 
 constexpr size_t kNumSlots = sizeof(kSlots) / sizeof(kSlots[0]);
 static_assert(kNumSlots == 138, "PJRT_Api 0.112 has 138 slots");

@@ -1,4 +1,4 @@
-// The PJRT_Api table, filled from slots.def.
+// The PJRT_Api table, filled from include/pjrt_c_api_slots.def.
 #include "base/status.h"
 #include "pjrt/args.h"
 #include "pjrt/entry_points.h"
@@ -16,8 +16,8 @@ namespace {
     return ToPjrtError(                                               \
         UnimplementedError(#name " is not implemented by Kiln yet")); \
   }
-#define KILN_PJRT_SLOT(name, state) KILN_PJRT_STUB_##state(name)
-#include "pjrt/slots.def"
+#define KILN_PJRT_SLOT(name, minor, state) KILN_PJRT_STUB_##state(name)
+#include "pjrt_c_api_slots.def"
 #undef KILN_PJRT_STUB_REAL
 #undef KILN_PJRT_STUB_TODO
 
@@ -34,8 +34,8 @@ PJRT_Api MakeApi() {
   api.pjrt_api_version.minor_version = PJRT_API_MINOR;
 #define KILN_PJRT_FILL_REAL(name) api.name = &kiln::pjrt::name;
 #define KILN_PJRT_FILL_TODO(name) api.name = &Unimplemented_##name;
-#define KILN_PJRT_SLOT(name, state) KILN_PJRT_FILL_##state(name)
-#include "pjrt/slots.def"
+#define KILN_PJRT_SLOT(name, minor, state) KILN_PJRT_FILL_##state(name)
+#include "pjrt_c_api_slots.def"
 #undef KILN_PJRT_FILL_REAL
 #undef KILN_PJRT_FILL_TODO
   return api;

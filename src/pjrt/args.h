@@ -31,8 +31,8 @@ struct StructInfo;
     static constexpr std::string_view kName = #T;    \
     static constexpr size_t kSize = T##_STRUCT_SIZE; \
   };
-#define KILN_PJRT_SLOT(name, state) KILN_PJRT_STRUCT_INFO(name##_Args)
-#include "pjrt/slots.def"
+#define KILN_PJRT_SLOT(name, minor, state) KILN_PJRT_STRUCT_INFO(name##_Args)
+#include "pjrt_c_api_slots.def"
 KILN_PJRT_STRUCT_INFO(PJRT_NamedValue)
 KILN_PJRT_STRUCT_INFO(PJRT_Program)
 KILN_PJRT_STRUCT_INFO(PJRT_ExecuteOptions)

@@ -1,6 +1,7 @@
 // Declarations of the entry points Kiln implements: for each REAL slot of
-// slots.def, a function kiln::pjrt::<slot> of the slot's own function type
-// (so a definition with the wrong signature fails to link, not to run).
+// include/pjrt_c_api_slots.def, a function kiln::pjrt::<slot> of the slot's
+// own function type (so a definition with the wrong signature fails to
+// link, not to run).
 #ifndef KILN_PJRT_ENTRY_POINTS_H_
 #define KILN_PJRT_ENTRY_POINTS_H_
 
@@ -10,8 +11,8 @@ namespace kiln::pjrt {
 
 #define KILN_PJRT_DECLARE_REAL(name) ::name name;
 #define KILN_PJRT_DECLARE_TODO(name)
-#define KILN_PJRT_SLOT(name, state) KILN_PJRT_DECLARE_##state(name)
-#include "pjrt/slots.def"
+#define KILN_PJRT_SLOT(name, minor, state) KILN_PJRT_DECLARE_##state(name)
+#include "pjrt_c_api_slots.def"
 #undef KILN_PJRT_DECLARE_REAL
 #undef KILN_PJRT_DECLARE_TODO
 

@@ -1,7 +1,7 @@
 // Checks include/pjrt_c_api.h against the measured tables of PJRT 0.112 in
 // shared/abi/, line by line: every struct's size and alignment, every
 // field's offset, every constant's value, every function type's signature,
-// and the order of the 138 PJRT_Api slots (also against src/pjrt/slots.def,
+// and the order of the 138 PJRT_Api slots (also against include/pjrt_c_api_slots.def,
 // the list the plugin fills its table from). The compiler measures Kiln's
 // side (offsetof, sizeof, the types themselves); the tables are read at
 // test time.
@@ -193,11 +193,11 @@ const std::vector<SlotFact>& HeaderApiSlots() {
   return *facts;
 }
 
-// The slots the plugin fills, in the order of src/pjrt/slots.def.
+// The slots the plugin fills, in the order of include/pjrt_c_api_slots.def.
 const std::vector<std::string>& PluginSlotOrder() {
   static const auto* names = new std::vector<std::string>{
-#define KILN_PJRT_SLOT(name, state) #name,
-#include "pjrt/slots.def"
+#define KILN_PJRT_SLOT(name, minor, state) #name,
+#include "pjrt_c_api_slots.def"
   };
   return *names;
 }
@@ -349,7 +349,7 @@ TEST(AbiTest, ApiTableSlotsAreInOrderAtTheirOffsets) {
   EXPECT_EQ(previous_offset + sizeof(void*), sizeof(PJRT_Api));
   // The plugin fills the same slots in the same order.
   EXPECT_EQ(PluginSlotOrder(), table_order)
-      << "src/pjrt/slots.def does not list the PJRT_Api slots in table order";
+      << "include/pjrt_c_api_slots.def does not list the PJRT_Api slots in table order";
   EXPECT_EQ(tally.mismatches, 0);
 }
 

@@ -31,8 +31,8 @@ TEST_F(UnimplementedTest, TodoSlotsAnswerUnimplementedWithTheirName) {
               PJRT_Error_Code_UNIMPLEMENTED)                                  \
         << #name;                                                             \
   }
-#define KILN_PJRT_SLOT(name, state) KILN_PJRT_CHECK_##state(name)
-#include "pjrt/slots.def"
+#define KILN_PJRT_SLOT(name, minor, state) KILN_PJRT_CHECK_##state(name)
+#include "pjrt_c_api_slots.def"
 #undef KILN_PJRT_CHECK_REAL
 #undef KILN_PJRT_CHECK_TODO
   EXPECT_EQ(todo + real, 138);

@@ -548,9 +548,8 @@ PJRT_Error* BufferReadyEvent(PJRT_Buffer_ReadyEvent_Args* args) {
     std::abort();                                                            \
   }
 
-#define KILN_PJRT_SLOT(slot, minor) TEST_TRAP(slot)
-#include "client/api_slots.def"
-#undef KILN_PJRT_SLOT
+#define KILN_PJRT_SLOT(slot, minor, state) TEST_TRAP(slot)
+#include "pjrt_c_api_slots.def"
 
 struct SlotMinor {
   size_t offset;
@@ -558,12 +557,11 @@ struct SlotMinor {
   void* trap;
 };
 
-#define KILN_PJRT_SLOT(slot, minor) \
+#define KILN_PJRT_SLOT(slot, minor, state) \
   {offsetof(PJRT_Api, slot), minor, reinterpret_cast<void*>(&Trap_##slot)},
 const SlotMinor kSlotMinors[] = {
-#include "client/api_slots.def"
+#include "pjrt_c_api_slots.def"
 };
-#undef KILN_PJRT_SLOT
 
 [[maybe_unused]] PJRT_Api* BuildApi() {
   PJRT_Api api{};
