@@ -19,6 +19,7 @@ void RegisterElementwiseLowerings();    // lower_elementwise.cc
 void RegisterShapeLowerings();          // lower_shape.cc
 void RegisterReduceLowerings();         // lower_reduce.cc
 void RegisterDotLowerings();            // lower_dot.cc
+void RegisterEinsumLowerings();         // lower_einsum.cc
 void RegisterGatherScatterLowerings();  // lower_gather_scatter.cc
 void RegisterControlFlowLowerings();    // lower_control_flow.cc
 void RegisterMiscLowerings();           // lower_misc.cc
@@ -52,9 +53,11 @@ bool BoolAttr(const ir::Operation& op, std::string_view name);
 // An error "OP: element type T is not supported".
 Status UnsupportedType(const ir::Operation& op, ElementType type);
 
-// chlo.top_k of `op`'s operand 0 into its results 0 (values) and 1
-// (indices): the k largest along the last dimension (lower_sort.cc).
-Status EmitTopK(Lowering& lowering, const ir::Operation& op, int64_t k);
+// The k largest of `operand` along its last dimension into `op`'s results
+// 0 (values, of the operand's type) and 1 (their indices, i32 or i64):
+// chlo.top_k, dynamic_top_k, the TopK custom call (lower_sort.cc).
+Status EmitTopK(Lowering& lowering, const ir::Operation& op, SlotId operand,
+                int64_t k);
 
 // A compare op's comparison_direction (ir::kEQ ... ir::kLT) and
 // compare_type (ir::kNoType where the attribute is absent).
@@ -123,6 +126,16 @@ int CountUses(const ir::Operation& op, const ir::Value* value);
 // The only reader of `op`'s one result in its block (with no use in nested
 // regions), or null.
 const ir::Operation* OnlyReader(const ir::Operation& op);
+
+// The leaves of a type: tensors and tokens in order, tuples flattened
+// (lowering.cc).
+void FlattenType(const ir::Type& type, std::vector<ir::Type>& leaves);
+
+// INVALID_ARGUMENT naming `op` and `what` unless `dims` are distinct
+// dimensions of a rank-`rank` array (lower_dot.cc).
+Status CheckDistinctDims(const ir::Operation& op,
+                         const std::vector<int64_t>& dims, int64_t rank,
+                         std::string_view what);
 
 }  // namespace kiln::compile
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "base/containers.h"
 #include "compile/lower_families.h"
 #include "exec/kernels/gather_scatter.h"
 
@@ -9,10 +10,6 @@ namespace kiln::compile {
 namespace {
 
 using ir::OpCode;
-
-bool Contains(const std::vector<int64_t>& list, int64_t value) {
-  return std::find(list.begin(), list.end(), value) != list.end();
-}
 
 Status CheckDims(const ir::Operation& op, const std::vector<int64_t>& dims,
                  int64_t rank, std::string_view what) {
@@ -140,7 +137,7 @@ std::optional<FillSelect> FillSelectOf(Lowering& lowering,
   int64_t windows = 1;
   std::vector<int64_t> batch_dims;
   for (int64_t d = 0; d < static_cast<int64_t>(p.output_dims.size()); ++d) {
-    if (!Contains(p.offset_dims, d)) {
+    if (!Contains(p.dims.offset_dims, d)) {
       batch_dims.push_back(d);
       windows *= p.output_dims[d];
     }
@@ -170,12 +167,7 @@ Status EmitGather(Lowering& lowering, const ir::Operation& op,
   exec::GatherParams p;
   p.operand = lowering.shape(operand);
   p.indices = lowering.shape(indices);
-  p.offset_dims = dn.offset_dims;
-  p.collapsed_slice_dims = dn.collapsed_slice_dims;
-  p.operand_batching_dims = dn.operand_batching_dims;
-  p.start_indices_batching_dims = dn.start_indices_batching_dims;
-  p.start_index_map = dn.start_index_map;
-  p.index_vector_dim = dn.index_vector_dim;
+  p.dims = dn;
   p.slice_sizes = slice_sizes;
   int64_t rank = p.operand.rank();
   if (static_cast<int64_t>(slice_sizes.size()) != rank ||
@@ -183,12 +175,13 @@ Status EmitGather(Lowering& lowering, const ir::Operation& op,
     return InvalidArgumentError(op.Describe(), ": bad slice_sizes or indices");
   }
   RETURN_IF_ERROR(
-      CheckDims(op, p.collapsed_slice_dims, rank, "collapsed_slice_dims"));
+      CheckDims(op, p.dims.collapsed_slice_dims, rank, "collapsed_slice_dims"));
+  RETURN_IF_ERROR(CheckDims(op, p.dims.operand_batching_dims, rank,
+                            "operand_batching_dims"));
   RETURN_IF_ERROR(
-      CheckDims(op, p.operand_batching_dims, rank, "operand_batching_dims"));
-  RETURN_IF_ERROR(CheckDims(op, p.start_index_map, rank, "start_index_map"));
-  RETURN_IF_ERROR(CheckDims(op, p.start_indices_batching_dims, p.indices.rank(),
-                            "start_indices_batching_dims"));
+      CheckDims(op, p.dims.start_index_map, rank, "start_index_map"));
+  RETURN_IF_ERROR(CheckDims(op, p.dims.start_indices_batching_dims,
+                            p.indices.rank(), "start_indices_batching_dims"));
   for (int64_t d = 0; d < rank; ++d) {
     if (slice_sizes[d] < 0 || slice_sizes[d] > p.operand.dims[d]) {
       return InvalidArgumentError(op.Describe(), ": slice size ",
@@ -196,37 +189,37 @@ Status EmitGather(Lowering& lowering, const ir::Operation& op,
                                   p.operand.ToString());
     }
   }
-  int64_t vector_size = p.index_vector_dim < p.indices.rank()
-                            ? p.indices.dims[p.index_vector_dim]
+  int64_t vector_size = p.dims.index_vector_dim < p.indices.rank()
+                            ? p.indices.dims[p.dims.index_vector_dim]
                             : 1;
-  if (vector_size != static_cast<int64_t>(p.start_index_map.size())) {
+  if (vector_size != static_cast<int64_t>(p.dims.start_index_map.size())) {
     return InvalidArgumentError(
         op.Describe(), ": index vectors have ", vector_size,
-        " components but start_index_map has ", p.start_index_map.size());
+        " components but start_index_map has ", p.dims.start_index_map.size());
   }
   // Result shape: batch dimensions (the indices' dimensions other than
   // index_vector_dim) with the slice dimensions at offset_dims.
   std::vector<int64_t> batch, offsets;
   for (int64_t d = 0; d < p.indices.rank(); ++d) {
-    if (d != p.index_vector_dim) batch.push_back(p.indices.dims[d]);
+    if (d != p.dims.index_vector_dim) batch.push_back(p.indices.dims[d]);
   }
   for (int64_t d = 0; d < rank; ++d) {
-    if (!Contains(p.collapsed_slice_dims, d) &&
-        !Contains(p.operand_batching_dims, d)) {
+    if (!Contains(p.dims.collapsed_slice_dims, d) &&
+        !Contains(p.dims.operand_batching_dims, d)) {
       offsets.push_back(slice_sizes[d]);
     }
   }
   int64_t out_rank = static_cast<int64_t>(batch.size() + offsets.size());
-  if (offsets.size() != p.offset_dims.size()) {
+  if (offsets.size() != p.dims.offset_dims.size()) {
     return InvalidArgumentError(
-        op.Describe(), ": offset_dims has ", p.offset_dims.size(),
+        op.Describe(), ": offset_dims has ", p.dims.offset_dims.size(),
         " entries; the slices have ", offsets.size(), " dimensions");
   }
-  RETURN_IF_ERROR(CheckDims(op, p.offset_dims, out_rank, "offset_dims"));
+  RETURN_IF_ERROR(CheckDims(op, p.dims.offset_dims, out_rank, "offset_dims"));
   std::vector<int64_t> result_dims(out_rank);
   size_t next_batch = 0, next_offset = 0;
   for (int64_t d = 0; d < out_rank; ++d) {
-    result_dims[d] = Contains(p.offset_dims, d) ? offsets[next_offset++]
+    result_dims[d] = Contains(p.dims.offset_dims, d) ? offsets[next_offset++]
                                                 : batch[next_batch++];
   }
   p.output_dims = result_dims;
@@ -303,43 +296,38 @@ Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
     }
     inputs.push_back(update);
   }
-  p.update_window_dims = dn.update_window_dims;
-  p.inserted_window_dims = dn.inserted_window_dims;
-  p.input_batching_dims = dn.input_batching_dims;
-  p.scatter_indices_batching_dims = dn.scatter_indices_batching_dims;
-  p.scatter_dims_to_operand_dims = dn.scatter_dims_to_operand_dims;
-  p.index_vector_dim = dn.index_vector_dim;
+  p.dims = dn;
   int64_t rank = p.operands[0].rank();
   RETURN_IF_ERROR(
-      CheckDims(op, p.inserted_window_dims, rank, "inserted_window_dims"));
+      CheckDims(op, p.dims.inserted_window_dims, rank, "inserted_window_dims"));
   RETURN_IF_ERROR(
-      CheckDims(op, p.input_batching_dims, rank, "input_batching_dims"));
-  RETURN_IF_ERROR(CheckDims(op, p.scatter_dims_to_operand_dims, rank,
+      CheckDims(op, p.dims.input_batching_dims, rank, "input_batching_dims"));
+  RETURN_IF_ERROR(CheckDims(op, p.dims.scatter_dims_to_operand_dims, rank,
                             "scatter_dims_to_operand_dims"));
-  RETURN_IF_ERROR(CheckDims(op, p.update_window_dims,
+  RETURN_IF_ERROR(CheckDims(op, p.dims.update_window_dims,
                             static_cast<int64_t>(p.update_dims.size()),
                             "update_window_dims"));
-  RETURN_IF_ERROR(CheckDims(op, p.scatter_indices_batching_dims,
+  RETURN_IF_ERROR(CheckDims(op, p.dims.scatter_indices_batching_dims,
                             p.indices.rank(), "scatter_indices_batching_dims"));
   if (!ir::IsInteger(p.indices.type)) {
     return InvalidArgumentError(op.Describe(), ": indices must be integers");
   }
-  int64_t vector_size = p.index_vector_dim < p.indices.rank()
-                            ? p.indices.dims[p.index_vector_dim]
+  int64_t vector_size = p.dims.index_vector_dim < p.indices.rank()
+                            ? p.indices.dims[p.dims.index_vector_dim]
                             : 1;
   if (vector_size !=
-      static_cast<int64_t>(p.scatter_dims_to_operand_dims.size())) {
+      static_cast<int64_t>(p.dims.scatter_dims_to_operand_dims.size())) {
     return InvalidArgumentError(
         op.Describe(), ": index vectors have ", vector_size,
         " components but scatter_dims_to_operand_dims has ",
-        p.scatter_dims_to_operand_dims.size());
+        p.dims.scatter_dims_to_operand_dims.size());
   }
   for (int64_t d = 0, w = 0; d < rank; ++d) {
-    if (Contains(p.inserted_window_dims, d) ||
-        Contains(p.input_batching_dims, d))
+    if (Contains(p.dims.inserted_window_dims, d) ||
+        Contains(p.dims.input_batching_dims, d))
       continue;
-    if (w < static_cast<int64_t>(p.update_window_dims.size()) &&
-        p.update_dims[p.update_window_dims[w]] > p.operands[0].dims[d]) {
+    if (w < static_cast<int64_t>(p.dims.update_window_dims.size()) &&
+        p.update_dims[p.dims.update_window_dims[w]] > p.operands[0].dims[d]) {
       return InvalidArgumentError(op.Describe(), ": update window larger than ",
                                   p.operands[0].ToString());
     }

@@ -138,13 +138,14 @@ Status LowerSort(Lowering& lowering, const ir::Operation& op) {
 
 Status LowerTopK(Lowering& lowering, const ir::Operation& op) {
   ASSIGN_OR_RETURN(int64_t k, IntAttr(op, "k"));
-  return EmitTopK(lowering, op, k);
+  ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, 0));
+  return EmitTopK(lowering, op, operand, k);
 }
 
 }  // namespace
 
-Status EmitTopK(Lowering& lowering, const ir::Operation& op, int64_t k) {
-  ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, 0));
+Status EmitTopK(Lowering& lowering, const ir::Operation& op, SlotId operand,
+                int64_t k) {
   ArrayShape in = lowering.shape(operand);
   if (in.rank() < 1 || k < 0 || k > in.dims.back()) {
     return InvalidArgumentError(op.Describe(), ": k = ", k,
@@ -154,8 +155,16 @@ Status EmitTopK(Lowering& lowering, const ir::Operation& op, int64_t k) {
   dims.back() = k;
   ASSIGN_OR_RETURN(SlotId values, lowering.NewResult(op, 0, dims));
   ASSIGN_OR_RETURN(SlotId indices, lowering.NewResult(op, 1, dims));
-  lowering.Emit(op, exec::MakeTopKKernel(in, k, lowering.shape(indices).type),
-                {operand}, {values, indices});
+  ElementType index_type = lowering.shape(indices).type;
+  if (lowering.shape(values).type != in.type ||
+      (index_type != ElementType::kI32 && index_type != ElementType::kI64)) {
+    return InvalidArgumentError(
+        op.Describe(), ": results ", lowering.shape(values).ToString(), " and ",
+        lowering.shape(indices).ToString(), " are not values of ",
+        in.ToString(), " and i32 or i64 indices");
+  }
+  lowering.Emit(op, exec::MakeTopKKernel(in, k, index_type), {operand},
+                {values, indices});
   return OkStatus();
 }
 

@@ -160,7 +160,8 @@ Status LowerComposite(Lowering& lowering, const ir::Operation& op) {
         !largest || (largest.is(ir::AttrKind::kBool) && largest.bool_value());
     if (k.is(ir::AttrKind::kInteger) && descending && op.num_operands() == 1 &&
         op.num_results() == 2) {
-      return EmitTopK(lowering, op, k.int_value());
+      ASSIGN_OR_RETURN(SlotId operand, lowering.Operand(op, 0));
+      return EmitTopK(lowering, op, operand, k.int_value());
     }
   }
   ir::Attribute decomposition = op.GetAttr("decomposition");

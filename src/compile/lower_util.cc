@@ -16,6 +16,7 @@ void RegisterAllLowerings() {
   RegisterShapeLowerings();
   RegisterReduceLowerings();
   RegisterDotLowerings();
+  RegisterEinsumLowerings();
   RegisterGatherScatterLowerings();
   RegisterControlFlowLowerings();
   RegisterMiscLowerings();

@@ -65,32 +65,6 @@ Status LowerShapeAssertion(Lowering& lowering, const ir::Operation& op) {
   return OkStatus();
 }
 
-// Top k of the last dimension of `operand` into results 0 (values) and 1
-// (indices).
-Status EmitTopK(Lowering& lowering, const ir::Operation& op, SlotId operand,
-                int64_t k) {
-  ArrayShape in = lowering.shape(operand);
-  if (in.rank() < 1 || k < 0 || k > in.dims.back()) {
-    return InvalidArgumentError(op.Describe(), ": k = ", k,
-                                " out of range for ", in.ToString());
-  }
-  std::vector<int64_t> dims = in.dims;
-  dims.back() = k;
-  ASSIGN_OR_RETURN(SlotId values, lowering.NewResult(op, 0, dims));
-  ASSIGN_OR_RETURN(SlotId indices, lowering.NewResult(op, 1, dims));
-  ElementType index_type = lowering.shape(indices).type;
-  if (lowering.shape(values).type != in.type ||
-      (index_type != ElementType::kI32 && index_type != ElementType::kI64)) {
-    return InvalidArgumentError(
-        op.Describe(), ": results ", lowering.shape(values).ToString(), " and ",
-        lowering.shape(indices).ToString(), " are not values of ",
-        in.ToString(), " and i32 or i64 indices");
-  }
-  lowering.Emit(op, exec::MakeTopKKernel(in, k, index_type), {operand},
-                {values, indices});
-  return OkStatus();
-}
-
 // stablehlo.dynamic_top_k(operand, k): chlo.top_k with k an operand.
 Status LowerDynamicTopK(Lowering& lowering, const ir::Operation& op) {
   if (op.num_operands() != 2 || op.num_results() != 2) {

@@ -329,10 +329,6 @@ bool IsSortedAscending(const std::vector<int64_t>& values) {
   return std::is_sorted(values.begin(), values.end());
 }
 
-bool Contains(const std::vector<int64_t>& values, int64_t value) {
-  return std::find(values.begin(), values.end(), value) != values.end();
-}
-
 bool IsPermutation(const std::vector<int64_t>& values) {
   int64_t size = static_cast<int64_t>(values.size());
   std::vector<bool> seen(values.size(), false);

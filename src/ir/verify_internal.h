@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/containers.h"
 #include "base/status.h"
 #include "base/strings.h"
 #include "ir/attributes.h"
@@ -301,7 +302,6 @@ Status CheckReducerRegion(const Operation& op, const Block& block,
 
 bool HasDuplicates(const std::vector<int64_t>& values);
 bool IsSortedAscending(const std::vector<int64_t>& values);
-bool Contains(const std::vector<int64_t>& values, int64_t value);
 // Whether `values` is a permutation of [0, size).
 bool IsPermutation(const std::vector<int64_t>& values);
 

@@ -6,16 +6,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/containers.h"
 #include "exec/kernels/element.h"
 #include "exec/kernels/shape.h"
 #include "exec/parallel.h"
 
 namespace kiln::exec {
 namespace {
-
-bool Contains(const std::vector<int64_t>& list, int64_t value) {
-  return std::find(list.begin(), list.end(), value) != list.end();
-}
 
 // The "batch" index space of gather/scatter: the dimensions of the indices
 // array other than index_vector_dim.
@@ -181,26 +178,28 @@ void ForEachIndex(const std::vector<int64_t>& sizes, Fn&& fn) {
 class GatherKernel : public Kernel {
  public:
   explicit GatherKernel(GatherParams p)
-      : p_(std::move(p)), space_(p_.indices, p_.index_vector_dim) {
+      : p_(std::move(p)), space_(p_.indices, p_.dims.index_vector_dim) {
     operand_strides_ = p_.operand.Strides();
     std::vector<int64_t> out_strides = RowMajorStrides(p_.output_dims);
     int64_t rank = static_cast<int64_t>(p_.output_dims.size());
     for (int64_t d = 0; d < rank; ++d) {
-      if (!Contains(p_.offset_dims, d))
+      if (!Contains(p_.dims.offset_dims, d))
         batch_out_strides_.push_back(out_strides[d]);
     }
     // Window: operand dims neither collapsed nor batching, in order, placed
     // at the output's offset_dims.
     size_t next = 0;
     for (int64_t d = 0; d < p_.operand.rank(); ++d) {
-      if (Contains(p_.collapsed_slice_dims, d) ||
-          Contains(p_.operand_batching_dims, d)) {
+      if (Contains(p_.dims.collapsed_slice_dims, d) ||
+          Contains(p_.dims.operand_batching_dims, d)) {
         continue;
       }
       window_.dims.push_back(p_.slice_sizes[d]);
       window_.source_strides.push_back(operand_strides_[d]);
       window_.target_strides.push_back(
-          next < p_.offset_dims.size() ? out_strides[p_.offset_dims[next]] : 0);
+          next < p_.dims.offset_dims.size()
+              ? out_strides[p_.dims.offset_dims[next]]
+              : 0);
       ++next;
     }
     window_.Simplify();
@@ -220,9 +219,9 @@ class GatherKernel : public Kernel {
     by_window_element_ =
         !contiguous_ && window_.dims.size() == 1 && space_.sizes.size() == 1 &&
         batch_out_strides_.size() == 1 && batch_out_strides_[0] == 1 &&
-        p_.operand_batching_dims.empty();
+        p_.dims.operand_batching_dims.empty();
     // Positions of the batching dims within the batch space.
-    for (int64_t indices_dim : p_.start_indices_batching_dims) {
+    for (int64_t indices_dim : p_.dims.start_indices_batching_dims) {
       auto it = std::find(space_.indices_dims.begin(),
                           space_.indices_dims.end(), indices_dim);
       batching_positions_.push_back(it - space_.indices_dims.begin());
@@ -230,7 +229,7 @@ class GatherKernel : public Kernel {
     // Windows of one element at one start index each (v[i] of an array of
     // indices, jnp.take_along_axis), with JAX's index types: RunScalars.
     scalars_ = !by_window_element_ && window_elements_ == 1 &&
-               p_.start_index_map.size() == 1 &&
+               p_.dims.start_index_map.size() == 1 &&
                (space_.type == ElementType::kI32 ||
                 space_.type == ElementType::kI64) &&
                DispatchElementBytes(p_.operand.element_bytes(), [](auto) {});
@@ -274,9 +273,9 @@ class GatherKernel : public Kernel {
               return;
             }
             int64_t source = StartOffset(indices, base);
-            for (size_t i = 0; i < p_.operand_batching_dims.size(); ++i) {
+            for (size_t i = 0; i < p_.dims.operand_batching_dims.size(); ++i) {
               source += batch[batching_positions_[i]] *
-                        operand_strides_[p_.operand_batching_dims[i]];
+                        operand_strides_[p_.dims.operand_batching_dims[i]];
             }
             if (window_elements_ == 1) {
               CopyElement(out + target * element_bytes,
@@ -302,8 +301,8 @@ class GatherKernel : public Kernel {
   // operand (without the operand batching dims' part).
   int64_t StartOffset(const std::byte* indices, int64_t base) const {
     int64_t source = 0;
-    for (size_t k = 0; k < p_.start_index_map.size(); ++k) {
-      int64_t d = p_.start_index_map[k];
+    for (size_t k = 0; k < p_.dims.start_index_map.size(); ++k) {
+      int64_t d = p_.dims.start_index_map[k];
       int64_t start = space_.Read(indices, base, static_cast<int64_t>(k));
       start =
           std::clamp<int64_t>(start, 0, p_.operand.dims[d] - p_.slice_sizes[d]);
@@ -318,7 +317,7 @@ class GatherKernel : public Kernel {
   void RunScalars(const std::byte* operand, const std::byte* indices,
                   const uint8_t* mask, const std::byte* fill, std::byte* out,
                   int64_t count) const {
-    const int64_t d = p_.start_index_map[0];
+    const int64_t d = p_.dims.start_index_map[0];
     const int64_t limit = p_.operand.dims[d] - p_.slice_sizes[d];
     const int64_t stride = operand_strides_[d];
     const int64_t index_step =
@@ -328,10 +327,10 @@ class GatherKernel : public Kernel {
     // The operand offset a batching dimension adds, and what it adds along
     // a run when it is the batch space's last dimension.
     int64_t batching_step = 0;
-    for (size_t i = 0; i < p_.operand_batching_dims.size(); ++i) {
+    for (size_t i = 0; i < p_.dims.operand_batching_dims.size(); ++i) {
       if (batching_positions_[i] + 1 ==
           static_cast<int64_t>(space_.sizes.size())) {
-        batching_step += operand_strides_[p_.operand_batching_dims[i]];
+        batching_step += operand_strides_[p_.dims.operand_batching_dims[i]];
       }
     }
     const int64_t element_bytes = p_.operand.element_bytes();
@@ -343,30 +342,34 @@ class GatherKernel : public Kernel {
         T* to = reinterpret_cast<T*>(out);
         T fill_value{};
         if (fill != nullptr) std::memcpy(&fill_value, fill, sizeof(T));
-        ParallelFor(count, (int64_t{64} << 10) / sizeof(T),
-                    [&](int64_t begin, int64_t end) {
-          ForEachBatchRun(
-              space_, batch_out_strides_, begin, end,
-              [&](int64_t position, int64_t base, int64_t target, int64_t run,
-                  const std::vector<int64_t>& batch) {
-                int64_t source = 0;
-                for (size_t i = 0; i < p_.operand_batching_dims.size(); ++i) {
-                  source += batch[batching_positions_[i]] *
-                            operand_strides_[p_.operand_batching_dims[i]];
-                }
-                const I* at = reinterpret_cast<const I*>(indices) + base;
-                T* o = to + target;
-                for (int64_t i = 0; i < run; ++i) {
-                  const int64_t start = std::clamp<int64_t>(
-                      static_cast<int64_t>(at[i * index_step]), 0, limit);
-                  T value = from[source + i * batching_step + start * stride];
-                  if (mask != nullptr && mask[position + i] == 0) {
-                    value = fill_value;
-                  }
-                  o[i * out_step] = value;
-                }
-              });
-        });
+        ParallelFor(
+            count, (int64_t{64} << 10) / sizeof(T),
+            [&](int64_t begin, int64_t end) {
+              ForEachBatchRun(
+                  space_, batch_out_strides_, begin, end,
+                  [&](int64_t position, int64_t base, int64_t target,
+                      int64_t run, const std::vector<int64_t>& batch) {
+                    int64_t source = 0;
+                    for (size_t i = 0; i < p_.dims.operand_batching_dims.size();
+                         ++i) {
+                      source +=
+                          batch[batching_positions_[i]] *
+                          operand_strides_[p_.dims.operand_batching_dims[i]];
+                    }
+                    const I* at = reinterpret_cast<const I*>(indices) + base;
+                    T* o = to + target;
+                    for (int64_t i = 0; i < run; ++i) {
+                      const int64_t start = std::clamp<int64_t>(
+                          static_cast<int64_t>(at[i * index_step]), 0, limit);
+                      T value =
+                          from[source + i * batching_step + start * stride];
+                      if (mask != nullptr && mask[position + i] == 0) {
+                        value = fill_value;
+                      }
+                      o[i * out_step] = value;
+                    }
+                  });
+            });
       });
     });
   }
@@ -436,32 +439,32 @@ class GatherKernel : public Kernel {
 class ScatterKernel : public Kernel {
  public:
   ScatterKernel(ScatterParams p, std::unique_ptr<Region> body)
-      : p_(std::move(p)), space_(p_.indices, p_.index_vector_dim) {
+      : p_(std::move(p)), space_(p_.indices, p_.dims.index_vector_dim) {
     if (body) body_ = std::make_unique<ScalarRegion>(std::move(body));
     const ArrayShape& operand = p_.operands[0];
     operand_strides_ = operand.Strides();
     std::vector<int64_t> update_strides = RowMajorStrides(p_.update_dims);
     int64_t rank = static_cast<int64_t>(p_.update_dims.size());
     for (int64_t d = 0; d < rank; ++d) {
-      if (!Contains(p_.update_window_dims, d)) {
+      if (!Contains(p_.dims.update_window_dims, d)) {
         scatter_update_strides_.push_back(update_strides[d]);
       }
     }
     window_sizes_.assign(operand.rank(), 1);
     size_t next = 0;
     for (int64_t d = 0; d < operand.rank(); ++d) {
-      if (Contains(p_.inserted_window_dims, d) ||
-          Contains(p_.input_batching_dims, d)) {
+      if (Contains(p_.dims.inserted_window_dims, d) ||
+          Contains(p_.dims.input_batching_dims, d)) {
         continue;
       }
-      if (next >= p_.update_window_dims.size()) break;
-      int64_t update_dim = p_.update_window_dims[next++];
+      if (next >= p_.dims.update_window_dims.size()) break;
+      int64_t update_dim = p_.dims.update_window_dims[next++];
       window_dims_.push_back(p_.update_dims[update_dim]);
       window_operand_strides_.push_back(operand_strides_[d]);
       window_update_strides_.push_back(update_strides[update_dim]);
       window_sizes_[d] = p_.update_dims[update_dim];
     }
-    for (int64_t indices_dim : p_.scatter_indices_batching_dims) {
+    for (int64_t indices_dim : p_.dims.scatter_indices_batching_dims) {
       auto it = std::find(space_.indices_dims.begin(),
                           space_.indices_dims.end(), indices_dim);
       batching_positions_.push_back(it - space_.indices_dims.begin());
@@ -519,12 +522,12 @@ class ScatterKernel : public Kernel {
                              const std::vector<int64_t>& batch) {
       if (!status.ok()) return;
       std::fill(start.begin(), start.end(), 0);
-      for (size_t k = 0; k < p_.scatter_dims_to_operand_dims.size(); ++k) {
-        start[p_.scatter_dims_to_operand_dims[k]] =
+      for (size_t k = 0; k < p_.dims.scatter_dims_to_operand_dims.size(); ++k) {
+        start[p_.dims.scatter_dims_to_operand_dims[k]] =
             space_.Read(indices, base, static_cast<int64_t>(k));
       }
-      for (size_t i = 0; i < p_.input_batching_dims.size(); ++i) {
-        start[p_.input_batching_dims[i]] = batch[batching_positions_[i]];
+      for (size_t i = 0; i < p_.dims.input_batching_dims.size(); ++i) {
+        start[p_.dims.input_batching_dims[i]] = batch[batching_positions_[i]];
       }
       int64_t operand_base = 0;
       for (int64_t d = 0; d < operand.rank(); ++d) {
@@ -600,8 +603,8 @@ class ScatterKernel : public Kernel {
     // by component; one index of JAX's types takes ScalarScatterOffsets.
     auto offset_of = [&](int64_t base) -> int64_t {
       int64_t offset = 0;
-      for (size_t k = 0; k < p_.scatter_dims_to_operand_dims.size(); ++k) {
-        const int64_t d = p_.scatter_dims_to_operand_dims[k];
+      for (size_t k = 0; k < p_.dims.scatter_dims_to_operand_dims.size(); ++k) {
+        const int64_t d = p_.dims.scatter_dims_to_operand_dims[k];
         const int64_t start =
             space_.Read(indices, base, static_cast<int64_t>(k));
         if (start < 0 || start >= operand.dims[d]) return -1;
@@ -609,9 +612,9 @@ class ScatterKernel : public Kernel {
       }
       return offset;
     };
-    const bool one_index = p_.scatter_dims_to_operand_dims.size() == 1;
+    const bool one_index = p_.dims.scatter_dims_to_operand_dims.size() == 1;
     const int64_t first_dim =
-        one_index ? p_.scatter_dims_to_operand_dims[0] : int64_t{0};
+        one_index ? p_.dims.scatter_dims_to_operand_dims[0] : int64_t{0};
     const int64_t first_size = one_index ? operand.dims[first_dim] : 0;
     const int64_t first_stride = one_index ? operand_strides_[first_dim] : 0;
     const int64_t base_step =
@@ -626,9 +629,9 @@ class ScatterKernel : public Kernel {
             // Input batching dims: the batch position's own index, in
             // range by construction; along the run when it is the last.
             int64_t batching = 0, batching_step = 0;
-            for (size_t i = 0; i < p_.input_batching_dims.size(); ++i) {
+            for (size_t i = 0; i < p_.dims.input_batching_dims.size(); ++i) {
               const int64_t stride =
-                  operand_strides_[p_.input_batching_dims[i]];
+                  operand_strides_[p_.dims.input_batching_dims[i]];
               batching += batch[batching_positions_[i]] * stride;
               if (batching_positions_[i] + 1 ==
                   static_cast<int64_t>(space_.sizes.size())) {

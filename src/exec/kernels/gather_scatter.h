@@ -8,6 +8,7 @@
 
 #include "exec/kernels/region_call.h"
 #include "exec/plan.h"
+#include "ir/attributes.h"
 
 namespace kiln::exec {
 
@@ -15,12 +16,8 @@ struct GatherParams {
   ArrayShape operand;
   ArrayShape indices;
   std::vector<int64_t> output_dims;
-  std::vector<int64_t> offset_dims;
-  std::vector<int64_t> collapsed_slice_dims;
-  std::vector<int64_t> operand_batching_dims;
-  std::vector<int64_t> start_indices_batching_dims;
-  std::vector<int64_t> start_index_map;
-  int64_t index_vector_dim = 0;
+  // The op's dimension numbers, as the IR holds them.
+  ir::GatherDimensionNumbers dims;
   std::vector<int64_t> slice_sizes;
   // Inputs 2 and 3 are a mask with one bool per window, in row-major order
   // of the output's batch dimensions, and a one-element fill value: a
@@ -41,12 +38,7 @@ struct ScatterParams {
   std::vector<ArrayShape> operands;  // N operands of one shape
   ArrayShape indices;
   std::vector<int64_t> update_dims;
-  std::vector<int64_t> update_window_dims;
-  std::vector<int64_t> inserted_window_dims;
-  std::vector<int64_t> input_batching_dims;
-  std::vector<int64_t> scatter_indices_batching_dims;
-  std::vector<int64_t> scatter_dims_to_operand_dims;
-  int64_t index_vector_dim = 0;
+  ir::ScatterDimensionNumbers dims;
   Combiner combiner = Combiner::kGeneric;
 };
 
