@@ -120,56 +120,6 @@ Status LowerClamp(Lowering& lowering, const ir::Operation& op) {
   return OkStatus();
 }
 
-struct UnaryEntry {
-  OpCode code;
-  UnaryOp op;
-};
-constexpr UnaryEntry kUnaryOps[] = {
-    {OpCode::kAbs, UnaryOp::kAbs},
-    {OpCode::kCbrt, UnaryOp::kCbrt},
-    {OpCode::kCeil, UnaryOp::kCeil},
-    {OpCode::kCosine, UnaryOp::kCos},
-    {OpCode::kCountLeadingZeros, UnaryOp::kClz},
-    {OpCode::kExponential, UnaryOp::kExp},
-    {OpCode::kExponentialMinusOne, UnaryOp::kExpm1},
-    {OpCode::kFloor, UnaryOp::kFloor},
-    {OpCode::kImag, UnaryOp::kImag},
-    {OpCode::kIsFinite, UnaryOp::kIsFinite},
-    {OpCode::kLog, UnaryOp::kLog},
-    {OpCode::kLogPlusOne, UnaryOp::kLog1p},
-    {OpCode::kLogistic, UnaryOp::kLogistic},
-    {OpCode::kNegate, UnaryOp::kNegate},
-    {OpCode::kNot, UnaryOp::kNot},
-    {OpCode::kPopcnt, UnaryOp::kPopcnt},
-    {OpCode::kReal, UnaryOp::kReal},
-    {OpCode::kRoundNearestAfz, UnaryOp::kRoundAfz},
-    {OpCode::kRoundNearestEven, UnaryOp::kRoundEven},
-    {OpCode::kRsqrt, UnaryOp::kRsqrt},
-    {OpCode::kSign, UnaryOp::kSign},
-    {OpCode::kSine, UnaryOp::kSin},
-    {OpCode::kSqrt, UnaryOp::kSqrt},
-    {OpCode::kTan, UnaryOp::kTan},
-    {OpCode::kTanh, UnaryOp::kTanh},
-    {OpCode::kChloAcos, UnaryOp::kAcos},
-    {OpCode::kChloAcosh, UnaryOp::kAcosh},
-    {OpCode::kChloAsin, UnaryOp::kAsin},
-    {OpCode::kChloAsinh, UnaryOp::kAsinh},
-    {OpCode::kChloAtan, UnaryOp::kAtan},
-    {OpCode::kChloAtanh, UnaryOp::kAtanh},
-    {OpCode::kChloBesselI1e, UnaryOp::kBesselI1e},
-    {OpCode::kChloConj, UnaryOp::kConj},
-    {OpCode::kChloCosh, UnaryOp::kCosh},
-    {OpCode::kChloDigamma, UnaryOp::kDigamma},
-    {OpCode::kChloErf, UnaryOp::kErf},
-    {OpCode::kChloErfInv, UnaryOp::kErfInv},
-    {OpCode::kChloIsInf, UnaryOp::kIsInf},
-    {OpCode::kChloIsNegInf, UnaryOp::kIsNegInf},
-    {OpCode::kChloIsPosInf, UnaryOp::kIsPosInf},
-    {OpCode::kChloLgamma, UnaryOp::kLgamma},
-    {OpCode::kChloSinh, UnaryOp::kSinh},
-    {OpCode::kChloSquare, UnaryOp::kSquare},
-    {OpCode::kChloTan, UnaryOp::kTan},
-};
 
 // The splat value of `value` when it is a splat float constant (f16 and
 // bf16 too), or a broadcast of one.
@@ -229,31 +179,38 @@ Status LowerPower(Lowering& lowering, const ir::Operation& op) {
   return LowerBinary(lowering, op, BinaryOp::kPower);
 }
 
+// The kernel of each elementwise op (elementwise_ops.def), unary and
+// binary; power and erfc choose among more below.
+struct UnaryEntry {
+  OpCode code;
+  UnaryOp op;
+};
 struct BinaryEntry {
   OpCode code;
   BinaryOp op;
 };
-constexpr BinaryEntry kBinaryOps[] = {
-    {OpCode::kAdd, BinaryOp::kAdd},
-    {OpCode::kAnd, BinaryOp::kAnd},
-    {OpCode::kAtan2, BinaryOp::kAtan2},
-    {OpCode::kComplex, BinaryOp::kComplex},
-    {OpCode::kDivide, BinaryOp::kDivide},
-    {OpCode::kMaximum, BinaryOp::kMaximum},
-    {OpCode::kMinimum, BinaryOp::kMinimum},
-    {OpCode::kMultiply, BinaryOp::kMultiply},
-    {OpCode::kOr, BinaryOp::kOr},
-    {OpCode::kRemainder, BinaryOp::kRemainder},
-    {OpCode::kShiftLeft, BinaryOp::kShiftLeft},
-    {OpCode::kShiftRightArithmetic, BinaryOp::kShiftRightArithmetic},
-    {OpCode::kShiftRightLogical, BinaryOp::kShiftRightLogical},
-    {OpCode::kSubtract, BinaryOp::kSubtract},
-    {OpCode::kXor, BinaryOp::kXor},
-    {OpCode::kChloNextAfter, BinaryOp::kNextAfter},
-    {OpCode::kChloMulhi, BinaryOp::kMulhi},
-    {OpCode::kChloPolygamma, BinaryOp::kPolygamma},
-    {OpCode::kChloZeta, BinaryOp::kZeta},
+#define KILN_UNARY_ROW_1(op, kernel) {OpCode::k##op, UnaryOp::k##kernel},
+#define KILN_UNARY_ROW_2(op, kernel)
+#define KILN_BINARY_ROW_1(op, kernel)
+#define KILN_BINARY_ROW_2(op, kernel) {OpCode::k##op, BinaryOp::k##kernel},
+constexpr UnaryEntry kUnaryOps[] = {
+#define KILN_ELEMENTWISE(op, kernel, arity, cost, operands, results, rule) \
+  KILN_UNARY_ROW_##arity(op, kernel)
+#define KILN_ELEMENTWISE_OTHER(op, kernel, arity, cost) \
+  KILN_UNARY_ROW_##arity(op, kernel)
+#include "ir/elementwise_ops.def"
 };
+constexpr BinaryEntry kBinaryOps[] = {
+#define KILN_ELEMENTWISE(op, kernel, arity, cost, operands, results, rule) \
+  KILN_BINARY_ROW_##arity(op, kernel)
+#define KILN_ELEMENTWISE_OTHER(op, kernel, arity, cost) \
+  KILN_BINARY_ROW_##arity(op, kernel)
+#include "ir/elementwise_ops.def"
+};
+#undef KILN_UNARY_ROW_1
+#undef KILN_UNARY_ROW_2
+#undef KILN_BINARY_ROW_1
+#undef KILN_BINARY_ROW_2
 
 }  // namespace
 

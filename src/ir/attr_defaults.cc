@@ -117,19 +117,6 @@ constexpr AttrDefault kDefaults[] = {
      0},
     {"stablehlo.sort", "dimension", DefaultKind::kInteger, -1},
     {"stablehlo.sort", "is_stable", DefaultKind::kFalse},
-    {"stablehlo.cbrt", "result_accuracy", DefaultKind::kResultAccuracy},
-    {"stablehlo.cosine", "result_accuracy", DefaultKind::kResultAccuracy},
-    {"stablehlo.exponential", "result_accuracy", DefaultKind::kResultAccuracy},
-    {"stablehlo.exponential_minus_one", "result_accuracy",
-     DefaultKind::kResultAccuracy},
-    {"stablehlo.log", "result_accuracy", DefaultKind::kResultAccuracy},
-    {"stablehlo.log_plus_one", "result_accuracy", DefaultKind::kResultAccuracy},
-    {"stablehlo.logistic", "result_accuracy", DefaultKind::kResultAccuracy},
-    {"stablehlo.rsqrt", "result_accuracy", DefaultKind::kResultAccuracy},
-    {"stablehlo.sine", "result_accuracy", DefaultKind::kResultAccuracy},
-    {"stablehlo.sqrt", "result_accuracy", DefaultKind::kResultAccuracy},
-    {"stablehlo.tan", "result_accuracy", DefaultKind::kResultAccuracy},
-    {"stablehlo.tanh", "result_accuracy", DefaultKind::kResultAccuracy},
 };
 
 // The elements of a dense array or an integer / bool dense tensor.
@@ -200,6 +187,10 @@ bool IsDefaultAttribute(OpCode code, std::string_view name,
                         const Attribute& value) {
   if (!value) return false;
   std::string_view op = OpCodeName(code);
+  // Every op that takes a result_accuracy (ops.def) defaults it alike.
+  if (name == "result_accuracy" && IsInherentAttribute(code, name)) {
+    return Matches({op, name, DefaultKind::kResultAccuracy}, value);
+  }
   for (const AttrDefault& entry : kDefaults) {
     if (entry.op == op && entry.attribute == name) return Matches(entry, value);
   }

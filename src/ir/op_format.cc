@@ -22,28 +22,24 @@ struct FormatSource {
 
 // clang-format off
 const FormatSource kFormatSources[] = {
-  // Elementwise unary.
-  {OpCode::kAbs, kUnary}, {OpCode::kCbrt, kUnary}, {OpCode::kCeil, kUnary},
-  {OpCode::kCosine, kUnary}, {OpCode::kCountLeadingZeros, kUnary},
-  {OpCode::kExponential, kUnary}, {OpCode::kExponentialMinusOne, kUnary},
-  {OpCode::kFloor, kUnary}, {OpCode::kImag, kUnary}, {OpCode::kLog, kUnary},
-  {OpCode::kLogPlusOne, kUnary}, {OpCode::kLogistic, kUnary},
-  {OpCode::kNegate, kUnary}, {OpCode::kNot, kUnary}, {OpCode::kPopcnt, kUnary},
-  {OpCode::kReal, kUnary}, {OpCode::kRoundNearestAfz, kUnary},
-  {OpCode::kRoundNearestEven, kUnary}, {OpCode::kRsqrt, kUnary},
-  {OpCode::kSign, kUnary}, {OpCode::kSine, kUnary}, {OpCode::kSqrt, kUnary},
-  {OpCode::kTan, kUnary}, {OpCode::kTanh, kUnary}, {OpCode::kConvert, kUnary},
+  // StableHLO's elementwise math (elementwise_ops.def): the unary and
+  // binary forms, is_finite's functional one.
+#define KILN_ELEMENTWISE(op, kernel, arity, cost, operands, results, rule) \
+  KILN_FORMAT_##rule(op, arity)
+#define KILN_ELEMENTWISE_OTHER(op, kernel, arity, cost)
+#define KILN_FORMAT_kSameAsOperands(op, arity) {OpCode::k##op, KILN_FORM_##arity},
+#define KILN_FORMAT_kComponent(op, arity) {OpCode::k##op, KILN_FORM_##arity},
+#define KILN_FORMAT_kPredicate(op, arity) {OpCode::k##op, kOperandsFunctional},
+#define KILN_FORM_1 kUnary
+#define KILN_FORM_2 kBinary
+#include "ir/elementwise_ops.def"
+#undef KILN_FORMAT_kSameAsOperands
+#undef KILN_FORMAT_kComponent
+#undef KILN_FORMAT_kPredicate
+#undef KILN_FORM_1
+#undef KILN_FORM_2
+  {OpCode::kConvert, kUnary},
   {OpCode::kUniformQuantize, kUnary}, {OpCode::kUniformDequantize, kUnary},
-  {OpCode::kIsFinite, kOperandsFunctional},
-  // Elementwise binary and ternary.
-  {OpCode::kAdd, kBinary}, {OpCode::kAnd, kBinary}, {OpCode::kAtan2, kBinary},
-  {OpCode::kDivide, kBinary}, {OpCode::kMaximum, kBinary},
-  {OpCode::kMinimum, kBinary}, {OpCode::kMultiply, kBinary},
-  {OpCode::kOr, kBinary}, {OpCode::kPower, kBinary},
-  {OpCode::kRemainder, kBinary}, {OpCode::kShiftLeft, kBinary},
-  {OpCode::kShiftRightArithmetic, kBinary},
-  {OpCode::kShiftRightLogical, kBinary}, {OpCode::kSubtract, kBinary},
-  {OpCode::kXor, kBinary},
   {OpCode::kComplex, "% , % attr-dict :complex"},
   {OpCode::kCompare,
    "$comparison_direction:comparison_direction , % , % "

@@ -26,70 +26,13 @@ constexpr uint32_t kFpQuant = kFloat | kQuantized;
 constexpr uint32_t kNumeric = kInt | kFloat | kComplex | kQuantized;
 constexpr uint32_t kSignedNumeric = kSignedInt | kFloat | kComplex | kQuantized;
 
-// Element types per the StableHLO spec's "Inputs" tables: per-tensor
-// quantized types where the spec allows them, per-axis only for add.
+// Element types per the StableHLO spec's "Inputs" tables, one row per op of
+// elementwise_ops.def.
 constexpr ElementwiseSpec kElementwiseSpecs[] = {
-    {OpCode::kAbs, 1, kSignedNumeric, kSignedInt | kFpQuant,
-     ResultRule::kComponent},
-    {OpCode::kCbrt, 1, kFpComplexQuant, kFpComplexQuant,
-     ResultRule::kSameAsOperands},
-    {OpCode::kCeil, 1, kFpQuant, kFpQuant, ResultRule::kSameAsOperands},
-    {OpCode::kCosine, 1, kFpComplexQuant, kFpComplexQuant,
-     ResultRule::kSameAsOperands},
-    {OpCode::kCountLeadingZeros, 1, kInt, kInt, ResultRule::kSameAsOperands},
-    {OpCode::kExponential, 1, kFpComplexQuant, kFpComplexQuant,
-     ResultRule::kSameAsOperands},
-    {OpCode::kExponentialMinusOne, 1, kFpComplexQuant, kFpComplexQuant,
-     ResultRule::kSameAsOperands},
-    {OpCode::kFloor, 1, kFpQuant, kFpQuant, ResultRule::kSameAsOperands},
-    {OpCode::kImag, 1, kFloatOrComplex, kFloat, ResultRule::kComponent},
-    {OpCode::kIsFinite, 1, kFpQuant, kPred, ResultRule::kPredicate},
-    {OpCode::kLog, 1, kFpComplexQuant, kFpComplexQuant,
-     ResultRule::kSameAsOperands},
-    {OpCode::kLogPlusOne, 1, kFpComplexQuant, kFpComplexQuant,
-     ResultRule::kSameAsOperands},
-    {OpCode::kLogistic, 1, kFpComplexQuant, kFpComplexQuant,
-     ResultRule::kSameAsOperands},
-    {OpCode::kNegate, 1, kNumeric, kNumeric, ResultRule::kSameAsOperands},
-    {OpCode::kNot, 1, kPredOrInt, kPredOrInt, ResultRule::kSameAsOperands},
-    {OpCode::kPopcnt, 1, kInt, kInt, ResultRule::kSameAsOperands},
-    {OpCode::kReal, 1, kFloatOrComplex, kFloat, ResultRule::kComponent},
-    {OpCode::kRoundNearestAfz, 1, kFpQuant, kFpQuant,
-     ResultRule::kSameAsOperands},
-    {OpCode::kRoundNearestEven, 1, kFpQuant, kFpQuant,
-     ResultRule::kSameAsOperands},
-    {OpCode::kRsqrt, 1, kFpComplexQuant, kFpComplexQuant,
-     ResultRule::kSameAsOperands},
-    {OpCode::kSign, 1, kSignedNumeric, kSignedNumeric,
-     ResultRule::kSameAsOperands},
-    {OpCode::kSine, 1, kFpComplexQuant, kFpComplexQuant,
-     ResultRule::kSameAsOperands},
-    {OpCode::kSqrt, 1, kFpComplexQuant, kFpComplexQuant,
-     ResultRule::kSameAsOperands},
-    {OpCode::kTan, 1, kFpComplexQuant, kFpComplexQuant,
-     ResultRule::kSameAsOperands},
-    {OpCode::kTanh, 1, kFpComplexQuant, kFpComplexQuant,
-     ResultRule::kSameAsOperands},
-    {OpCode::kAdd, 2, kAnyOrPerAxis, kAnyOrPerAxis,
-     ResultRule::kSameAsOperands},
-    {OpCode::kAnd, 2, kPredOrInt, kPredOrInt, ResultRule::kSameAsOperands},
-    {OpCode::kAtan2, 2, kFpComplexQuant, kFpComplexQuant,
-     ResultRule::kSameAsOperands},
-    {OpCode::kDivide, 2, kNumeric, kNumeric, ResultRule::kSameAsOperands},
-    {OpCode::kMaximum, 2, kAnyElement, kAnyElement,
-     ResultRule::kSameAsOperands},
-    {OpCode::kMinimum, 2, kAnyElement, kAnyElement,
-     ResultRule::kSameAsOperands},
-    {OpCode::kMultiply, 2, kAnyElement, kAnyElement,
-     ResultRule::kSameAsOperands},
-    {OpCode::kOr, 2, kPredOrInt, kPredOrInt, ResultRule::kSameAsOperands},
-    {OpCode::kPower, 2, kNumeric, kNumeric, ResultRule::kSameAsOperands},
-    {OpCode::kRemainder, 2, kNumeric, kNumeric, ResultRule::kSameAsOperands},
-    {OpCode::kShiftLeft, 2, kInt, kInt, ResultRule::kSameAsOperands},
-    {OpCode::kShiftRightArithmetic, 2, kInt, kInt, ResultRule::kSameAsOperands},
-    {OpCode::kShiftRightLogical, 2, kInt, kInt, ResultRule::kSameAsOperands},
-    {OpCode::kSubtract, 2, kNumeric, kNumeric, ResultRule::kSameAsOperands},
-    {OpCode::kXor, 2, kPredOrInt, kPredOrInt, ResultRule::kSameAsOperands},
+#define KILN_ELEMENTWISE(op, kernel, arity, cost, operands, results, rule) \
+  {OpCode::k##op, arity, operands, results, ResultRule::rule},
+#define KILN_ELEMENTWISE_OTHER(op, kernel, arity, cost)
+#include "ir/elementwise_ops.def"
 };
 
 const ElementwiseSpec* FindSpec(OpCode code) {

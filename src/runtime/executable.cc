@@ -11,6 +11,7 @@
 #include "exec/executor.h"
 #include "exec/parallel.h"
 #include "exec/plan.h"
+#include "ir/elementwise_traits.h"
 #include "ir/printer.h"
 #include "parse/parse.h"
 #include "runtime/device.h"
@@ -49,38 +50,6 @@ double StaticElements(const ir::Type& type) {
 double StaticBytes(const ir::Type& type) {
   if (!type.IsTensor() || !type.HasStaticShape()) return 0;
   return StaticElements(type) * ir::StorageBytes(type.StorageElementType());
-}
-
-bool IsTranscendental(std::string_view name) {
-  static const std::unordered_set<std::string_view> kNames = {
-      "stablehlo.exponential",
-      "stablehlo.exponential_minus_one",
-      "stablehlo.log",
-      "stablehlo.log_plus_one",
-      "stablehlo.logistic",
-      "stablehlo.tanh",
-      "stablehlo.sine",
-      "stablehlo.cosine",
-      "stablehlo.tan",
-      "stablehlo.atan2",
-      "stablehlo.power",
-      "stablehlo.sqrt",
-      "stablehlo.rsqrt",
-      "stablehlo.cbrt",
-      "chlo.erf",
-      "chlo.erfc",
-      "chlo.lgamma",
-      "chlo.digamma",
-      "chlo.asin",
-      "chlo.acos",
-      "chlo.atan",
-      "chlo.sinh",
-      "chlo.cosh",
-      "chlo.asinh",
-      "chlo.acosh",
-      "chlo.atanh",
-  };
-  return kNames.count(name) > 0;
 }
 
 // Ops that move or reinterpret data without arithmetic.
@@ -164,7 +133,10 @@ CostAnalysis EstimateCost(const ir::Module& module) {
       for (int i = 0; i < op.num_operands() / 2; ++i) {
         cost.flops += StaticElements(op.operand(i)->type());
       }
-    } else if (IsTranscendental(name)) {
+    } else if (const ir::ElementwiseTraits* traits =
+                   ir::FindElementwiseTraits(op.code());
+               traits != nullptr &&
+               traits->cost == ir::OpCost::kTranscendental) {
       cost.transcendentals += result_elements;
       cost.flops += result_elements;
     } else if (!IsDataMovement(name) && op.num_regions() == 0) {

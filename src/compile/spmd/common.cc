@@ -6,6 +6,8 @@
 #include <cstring>
 #include <set>
 
+#include "ir/elementwise_traits.h"
+
 namespace kiln::compile::spmd {
 
 StatusOr<std::optional<TileLayout>> LayoutOfAttrs(
@@ -93,53 +95,18 @@ std::vector<int64_t> DotFreeDims(int64_t rank,
 }
 
 bool IsElementwise(const Operation& op) {
+  // StableHLO's elementwise math (elementwise_ops.def), and the other ops
+  // that map elements one to one.
+  const ir::ElementwiseTraits* traits = ir::FindElementwiseTraits(op.code());
+  if (traits != nullptr && op.name().substr(0, 10) == "stablehlo.") {
+    return true;
+  }
   static const std::set<std::string_view> kNames = {
-      "stablehlo.abs",
-      "stablehlo.add",
-      "stablehlo.and",
-      "stablehlo.atan2",
-      "stablehlo.cbrt",
-      "stablehlo.ceil",
       "stablehlo.clamp",
       "stablehlo.compare",
-      "stablehlo.complex",
       "stablehlo.convert",
-      "stablehlo.cosine",
-      "stablehlo.count_leading_zeros",
-      "stablehlo.divide",
-      "stablehlo.exponential",
-      "stablehlo.exponential_minus_one",
-      "stablehlo.floor",
-      "stablehlo.imag",
-      "stablehlo.is_finite",
-      "stablehlo.log",
-      "stablehlo.log_plus_one",
-      "stablehlo.logistic",
-      "stablehlo.maximum",
-      "stablehlo.minimum",
-      "stablehlo.multiply",
-      "stablehlo.negate",
-      "stablehlo.not",
-      "stablehlo.or",
-      "stablehlo.popcnt",
-      "stablehlo.power",
-      "stablehlo.real",
       "stablehlo.reduce_precision",
-      "stablehlo.remainder",
-      "stablehlo.round_nearest_afz",
-      "stablehlo.round_nearest_even",
-      "stablehlo.rsqrt",
       "stablehlo.select",
-      "stablehlo.shift_left",
-      "stablehlo.shift_right_arithmetic",
-      "stablehlo.shift_right_logical",
-      "stablehlo.sign",
-      "stablehlo.sine",
-      "stablehlo.sqrt",
-      "stablehlo.subtract",
-      "stablehlo.tan",
-      "stablehlo.tanh",
-      "stablehlo.xor",
       "builtin.unrealized_conversion_cast",
   };
   if (kNames.count(op.name()) > 0) return true;
