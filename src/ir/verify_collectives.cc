@@ -142,16 +142,21 @@ Status VerifyAllReduce(const Operation& op) {
   return CheckReducedResults(op, op.num_operands());
 }
 
-Status VerifyCollectiveReduce(const Operation& op) {
+// The number of data operands of a collective that may take its root as a
+// last operand (`has_dynamic_root`: collective_reduce and
+// collective_broadcast), after checking them, its results (one per data
+// operand) and the root.
+StatusOr<int> CheckDataAndDynamicRoot(const Operation& op,
+                                      std::string_view name) {
   ASSIGN_OR_RETURN(bool dynamic_root, OptionalBool(op, "has_dynamic_root"));
   int num_data = op.num_operands() - (dynamic_root ? 1 : 0);
   if (dynamic_root && op.num_operands() < 2) {
-    return OpError(op,
-                   "collective_reduce with has_dynamic_root=true requires "
-                   "at least two operands (data + root)");
+    return OpError(op, name,
+                   " with has_dynamic_root=true requires at least two "
+                   "operands (data + root)");
   }
   if (num_data < 1) {
-    return OpError(op, "collective_reduce requires at least one data operand");
+    return OpError(op, name, " requires at least one data operand");
   }
   RETURN_IF_ERROR(ExpectResults(op, num_data));
   for (int i = 0; i < num_data; ++i) {
@@ -162,18 +167,23 @@ Status VerifyCollectiveReduce(const Operation& op) {
     const Type& root = op.operand(num_data)->type();
     if (!IsTensor(root) || root.rank() != 1 ||
         !IsScalarElement(root.element(), ElementType::kI32)) {
-      return OpError(op,
-                     "last operand of collective_reduce with "
-                     "has_dynamic_root=true must be a rank-1 i32 tensor");
+      return OpError(op, "last operand of ", name,
+                     " with has_dynamic_root=true must be a rank-1 i32 "
+                     "tensor");
     }
     if (root.dim(0) != kDynamic && root.dim(0) != num_data) {
-      return OpError(op,
-                     "last operand of collective_reduce with "
-                     "has_dynamic_root=true must have the same number of "
-                     "elements as data operands (",
+      return OpError(op, "last operand of ", name,
+                     " with has_dynamic_root=true must have the same number "
+                     "of elements as data operands (",
                      num_data, "), but got ", root.dim(0));
     }
   }
+  return num_data;
+}
+
+Status VerifyCollectiveReduce(const Operation& op) {
+  ASSIGN_OR_RETURN(int num_data,
+                   CheckDataAndDynamicRoot(op, "collective_reduce"));
   bool use_global = false;
   RETURN_IF_ERROR(CheckGlobalDeviceIds(op, false, &use_global));
   RETURN_IF_ERROR(CheckReplicaGroups(op, false, use_global, std::nullopt));
@@ -344,39 +354,8 @@ Status VerifyAllToAll(const Operation& op) {
 }
 
 Status VerifyCollectiveBroadcast(const Operation& op) {
-  ASSIGN_OR_RETURN(bool dynamic_root, OptionalBool(op, "has_dynamic_root"));
-  int num_data = op.num_operands() - (dynamic_root ? 1 : 0);
-  if (dynamic_root && op.num_operands() < 2) {
-    return OpError(op,
-                   "collective_broadcast with has_dynamic_root=true "
-                   "requires at least two operands (data + root)");
-  }
-  if (num_data < 1) {
-    return OpError(op,
-                   "collective_broadcast requires at least one data "
-                   "operand");
-  }
-  RETURN_IF_ERROR(ExpectResults(op, num_data));
-  for (int i = 0; i < num_data; ++i) {
-    RETURN_IF_ERROR(CheckOperandTensor(op, i, kAnyElement));
-  }
-  RETURN_IF_ERROR(CheckAllResultTensors(op, kAnyElement));
-  if (dynamic_root) {
-    const Type& root = op.operand(num_data)->type();
-    if (!IsTensor(root) || root.rank() != 1 ||
-        !IsScalarElement(root.element(), ElementType::kI32)) {
-      return OpError(op,
-                     "last operand of collective_broadcast with "
-                     "has_dynamic_root=true must be a rank-1 i32 tensor");
-    }
-    if (root.dim(0) != kDynamic && root.dim(0) != num_data) {
-      return OpError(op,
-                     "last operand of collective_broadcast with "
-                     "has_dynamic_root=true must have the same number of "
-                     "elements as data operands (",
-                     num_data, "), but got ", root.dim(0));
-    }
-  }
+  ASSIGN_OR_RETURN(int num_data,
+                   CheckDataAndDynamicRoot(op, "collective_broadcast"));
   RETURN_IF_ERROR(ReadChannelHandle(op));
   // Processes outside every group receive zeros, so the groups need not
   // cover all ids.
