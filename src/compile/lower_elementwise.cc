@@ -9,6 +9,7 @@
 #include "compile/recover_erfc.h"
 #include "exec/kernels/element.h"
 #include "exec/kernels/elementwise.h"
+#include "ir/elementwise_traits.h"
 
 namespace kiln::compile {
 namespace {
@@ -179,7 +180,7 @@ Status LowerPower(Lowering& lowering, const ir::Operation& op) {
   return LowerBinary(lowering, op, BinaryOp::kPower);
 }
 
-// The kernel of each elementwise op (elementwise_ops.def), unary and
+// The kernel of each elementwise op (ir/elementwise_traits.h), unary and
 // binary; power and erfc choose among more below.
 struct UnaryEntry {
   OpCode code;
@@ -193,20 +194,22 @@ struct BinaryEntry {
 #define KILN_UNARY_ROW_2(op, kernel)
 #define KILN_BINARY_ROW_1(op, kernel)
 #define KILN_BINARY_ROW_2(op, kernel) {OpCode::k##op, BinaryOp::k##kernel},
-constexpr UnaryEntry kUnaryOps[] = {
-#define KILN_ELEMENTWISE(op, kernel, arity, cost, operands, results, rule) \
+#define KILN_UNARY_SPEC(x, op, kernel, arity, cost, operands, results, rule) \
   KILN_UNARY_ROW_##arity(op, kernel)
-#define KILN_ELEMENTWISE_OTHER(op, kernel, arity, cost) \
+#define KILN_UNARY_OTHER(x, op, kernel, arity, cost) \
   KILN_UNARY_ROW_##arity(op, kernel)
-#include "ir/elementwise_ops.def"
-};
-constexpr BinaryEntry kBinaryOps[] = {
-#define KILN_ELEMENTWISE(op, kernel, arity, cost, operands, results, rule) \
+#define KILN_BINARY_SPEC(x, op, kernel, arity, cost, operands, results, rule) \
   KILN_BINARY_ROW_##arity(op, kernel)
-#define KILN_ELEMENTWISE_OTHER(op, kernel, arity, cost) \
+#define KILN_BINARY_OTHER(x, op, kernel, arity, cost) \
   KILN_BINARY_ROW_##arity(op, kernel)
-#include "ir/elementwise_ops.def"
-};
+constexpr UnaryEntry kUnaryOps[] = {KILN_ELEMENTWISE_OPS(
+    KILN_UNARY_SPEC, KILN_UNARY_OTHER, KILN_UNARY_OTHER, ~)};
+constexpr BinaryEntry kBinaryOps[] = {KILN_ELEMENTWISE_OPS(
+    KILN_BINARY_SPEC, KILN_BINARY_OTHER, KILN_BINARY_OTHER, ~)};
+#undef KILN_UNARY_SPEC
+#undef KILN_UNARY_OTHER
+#undef KILN_BINARY_SPEC
+#undef KILN_BINARY_OTHER
 #undef KILN_UNARY_ROW_1
 #undef KILN_UNARY_ROW_2
 #undef KILN_BINARY_ROW_1

@@ -85,6 +85,8 @@ Status CallInspectSharding(const Operation& op, const TileLayout& layout) {
 
 }  // namespace spmd
 
+namespace {
+
 // Ops the partitioner may drop when nothing uses their results: pure
 // StableHLO ops, ops with regions (while, case, reduce, sort, ...) whose
 // every nested op is pure, and calls of functions whose every op is.
@@ -210,6 +212,8 @@ void RemoveDeadOps(ir::Module& module) {
   }
   module.body().SetOperations(std::move(kept));
 }
+
+}  // namespace
 
 StatusOr<EntryLayouts> ReadEntryLayouts(const ir::Module& module,
                                         int num_partitions) {

@@ -5,13 +5,14 @@
 namespace kiln::ir {
 namespace {
 
-constexpr ElementwiseTraits kRows[] = {
-#define KILN_ELEMENTWISE(op, kernel, arity, cost, operands, results, rule) \
+#define KILN_SPEC_ROW(x, op, kernel, arity, cost, operands, results, rule) \
   {OpCode::k##op, arity, OpCost::cost, true},
-#define KILN_ELEMENTWISE_OTHER(op, kernel, arity, cost) \
+#define KILN_OTHER_ROW(x, op, kernel, arity, cost) \
   {OpCode::k##op, arity, OpCost::cost, false},
-#include "ir/elementwise_ops.def"
-};
+constexpr ElementwiseTraits kRows[] = {
+    KILN_ELEMENTWISE_OPS(KILN_SPEC_ROW, KILN_OTHER_ROW, KILN_OTHER_ROW, ~)};
+#undef KILN_SPEC_ROW
+#undef KILN_OTHER_ROW
 
 constexpr size_t kNumOpCodes = static_cast<size_t>(OpCode::kUnknown) + 1;
 

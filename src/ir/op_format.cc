@@ -4,6 +4,7 @@
 
 #include "base/logging.h"
 #include "base/strings.h"
+#include "ir/elementwise_traits.h"
 
 namespace kiln::ir {
 namespace {
@@ -22,17 +23,19 @@ struct FormatSource {
 
 // clang-format off
 const FormatSource kFormatSources[] = {
-  // StableHLO's elementwise math (elementwise_ops.def): the unary and
+  // StableHLO's elementwise math (elementwise_traits.h): the unary and
   // binary forms, is_finite's functional one.
-#define KILN_ELEMENTWISE(op, kernel, arity, cost, operands, results, rule) \
+#define KILN_SPEC_ROW(x, op, kernel, arity, cost, operands, results, rule) \
   KILN_FORMAT_##rule(op, arity)
-#define KILN_ELEMENTWISE_OTHER(op, kernel, arity, cost)
+#define KILN_NO_ROW(x, op, kernel, arity, cost)
 #define KILN_FORMAT_kSameAsOperands(op, arity) {OpCode::k##op, KILN_FORM_##arity},
 #define KILN_FORMAT_kComponent(op, arity) {OpCode::k##op, KILN_FORM_##arity},
 #define KILN_FORMAT_kPredicate(op, arity) {OpCode::k##op, kOperandsFunctional},
 #define KILN_FORM_1 kUnary
 #define KILN_FORM_2 kBinary
-#include "ir/elementwise_ops.def"
+  KILN_ELEMENTWISE_OPS(KILN_SPEC_ROW, KILN_NO_ROW, KILN_NO_ROW, ~)
+#undef KILN_SPEC_ROW
+#undef KILN_NO_ROW
 #undef KILN_FORMAT_kSameAsOperands
 #undef KILN_FORMAT_kComponent
 #undef KILN_FORMAT_kPredicate

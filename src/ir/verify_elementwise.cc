@@ -1,6 +1,7 @@
 // Elementwise ops: unary and binary math, logic and comparisons, select,
 // clamp, complex/real/imag. One table row per op gives the element types it
 // accepts and how its result type follows from its operands.
+#include "ir/elementwise_traits.h"
 #include "ir/verify_internal.h"
 
 namespace kiln::ir::verifier {
@@ -27,13 +28,14 @@ constexpr uint32_t kNumeric = kInt | kFloat | kComplex | kQuantized;
 constexpr uint32_t kSignedNumeric = kSignedInt | kFloat | kComplex | kQuantized;
 
 // Element types per the StableHLO spec's "Inputs" tables, one row per op of
-// elementwise_ops.def.
-constexpr ElementwiseSpec kElementwiseSpecs[] = {
-#define KILN_ELEMENTWISE(op, kernel, arity, cost, operands, results, rule) \
+// elementwise_traits.h.
+#define KILN_SPEC_ROW(x, op, kernel, arity, cost, operands, results, rule) \
   {OpCode::k##op, arity, operands, results, ResultRule::rule},
-#define KILN_ELEMENTWISE_OTHER(op, kernel, arity, cost)
-#include "ir/elementwise_ops.def"
-};
+#define KILN_NO_ROW(x, op, kernel, arity, cost)
+constexpr ElementwiseSpec kElementwiseSpecs[] = {
+    KILN_ELEMENTWISE_OPS(KILN_SPEC_ROW, KILN_NO_ROW, KILN_NO_ROW, ~)};
+#undef KILN_SPEC_ROW
+#undef KILN_NO_ROW
 
 const ElementwiseSpec* FindSpec(OpCode code) {
   for (const ElementwiseSpec& spec : kElementwiseSpecs) {

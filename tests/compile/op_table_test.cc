@@ -1,4 +1,4 @@
-// The elementwise op table (ir/elementwise_ops.def) as the layers read it:
+// The elementwise op table (ir/elementwise_traits.h) as the layers read it:
 // every row lowers, its arity is the op's, and its cost class is what the
 // executable's cost analysis counts.
 #include <gtest/gtest.h>

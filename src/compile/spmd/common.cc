@@ -95,7 +95,7 @@ std::vector<int64_t> DotFreeDims(int64_t rank,
 }
 
 bool IsElementwise(const Operation& op) {
-  // StableHLO's elementwise math (elementwise_ops.def), and the other ops
+  // StableHLO's elementwise math (elementwise_traits.h), and the other ops
   // that map elements one to one.
   const ir::ElementwiseTraits* traits = ir::FindElementwiseTraits(op.code());
   if (traits != nullptr && op.name().substr(0, 10) == "stablehlo.") {

@@ -395,7 +395,7 @@ class Partitioner {
     TileLayout layout;
   };
   std::map<const Value*, PartialSum> partial_sums_;
-  // Tiles split into one device's value and zeros (PartialsOf): read on
+  // Tiles split into one device's value and zeros (SplitUnreduced): read on
   // every partition, whether or not this one reads them.
   std::set<const Value*> split_tiles_;
   std::vector<std::vector<int64_t>> pending_group_key_;

@@ -9,42 +9,40 @@
 #include <memory>
 
 #include "exec/plan.h"
+#include "ir/elementwise_traits.h"
 
 namespace kiln::exec {
 
-// X(name): the unary ops.
-#define KILN_UNARY_OPS(X)                                                    \
-  X(Abs)                                                                     \
-  X(Negate)                                                                  \
-  X(Not)                                                                     \
-  X(Sign)                                                                    \
-  X(Sqrt)                                                                    \
-  X(Rsqrt)                                                                   \
-  X(Cbrt)                                                                    \
-  X(Exp)                                                                     \
-  X(Expm1)                                                                   \
-  X(Log)                                                                     \
-  X(Log1p) X(Logistic) X(Sin) X(Cos) X(Tan) X(Tanh) X(Ceil) X(Floor)         \
-      X(RoundAfz) X(RoundEven) X(IsFinite) X(Real) X(Imag) X(Popcnt) X(Clz)  \
-          X(Acos) X(Acosh) X(Asin) X(Asinh) X(Atan) X(Atanh) X(Cosh) X(Sinh) \
-              X(Erf) X(Erfc) X(ErfcSingle) X(ErfInv) X(Lgamma) X(Digamma)    \
-                  X(BesselI1e) X(Square) X(Conj) X(IsInf) X(IsNegInf)        \
-                      X(IsPosInf)
+// X(name): the unary kernels, one per row of ir/elementwise_traits.h of
+// arity 1 (rows that share another's kernel name it once), and erfc's
+// float-only variant, ErfcSingle (recover_erfc.h).
+#define KILN_UNARY_OPS(X)                                               \
+  KILN_ELEMENTWISE_OPS(KILN_KERNEL_SPEC_1, KILN_KERNEL_OTHER_1,          \
+                       KILN_KERNEL_SHARED, X)                            \
+  X(ErfcSingle)
 
-// X(name): the binary ops (operands of one type).
-#define KILN_BINARY_OPS(X)                                               \
-  X(Add)                                                                 \
-  X(Subtract)                                                            \
-  X(Multiply)                                                            \
-  X(Divide)                                                              \
-  X(Remainder)                                                           \
-  X(Maximum)                                                             \
-  X(Minimum)                                                             \
-  X(Power)                                                               \
-  X(Atan2)                                                               \
-  X(And)                                                                 \
-  X(Or) X(Xor) X(ShiftLeft) X(ShiftRightArithmetic) X(ShiftRightLogical) \
-      X(Complex) X(NextAfter) X(Mulhi) X(Polygamma) X(Zeta)
+// X(name): the binary kernels (operands of one type), one per row of
+// arity 2.
+#define KILN_BINARY_OPS(X)                                              \
+  KILN_ELEMENTWISE_OPS(KILN_KERNEL_SPEC_2, KILN_KERNEL_OTHER_2,          \
+                       KILN_KERNEL_SHARED, X)
+
+// The rows' filters: X(kernel) for a row of the arity, nothing otherwise.
+#define KILN_KERNEL_SPEC_1(X, op, kernel, arity, cost, operands, results, \
+                           rule)                                          \
+  KILN_KERNEL_IF_1_##arity(X, kernel)
+#define KILN_KERNEL_OTHER_1(X, op, kernel, arity, cost) \
+  KILN_KERNEL_IF_1_##arity(X, kernel)
+#define KILN_KERNEL_SPEC_2(X, op, kernel, arity, cost, operands, results, \
+                           rule)                                          \
+  KILN_KERNEL_IF_2_##arity(X, kernel)
+#define KILN_KERNEL_OTHER_2(X, op, kernel, arity, cost) \
+  KILN_KERNEL_IF_2_##arity(X, kernel)
+#define KILN_KERNEL_SHARED(X, op, kernel, arity, cost)
+#define KILN_KERNEL_IF_1_1(X, kernel) X(kernel)
+#define KILN_KERNEL_IF_1_2(X, kernel)
+#define KILN_KERNEL_IF_2_1(X, kernel)
+#define KILN_KERNEL_IF_2_2(X, kernel) X(kernel)
 
 enum class UnaryOp {
 #define KILN_ENUM(name) k##name,
