@@ -20,7 +20,8 @@ struct SlotInfo {
   int added_in_minor;
 };
 
-#define KILN_PJRT_SLOT(name, minor, state) {#name, offsetof(PJRT_Api, name), minor},
+#define KILN_PJRT_SLOT(name, minor, state) \
+  {#name, offsetof(PJRT_Api, name), minor},
 constexpr SlotInfo kSlots[] = {
 #include "pjrt_c_api_slots.def"
 };

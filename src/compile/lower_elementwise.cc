@@ -121,7 +121,6 @@ Status LowerClamp(Lowering& lowering, const ir::Operation& op) {
   return OkStatus();
 }
 
-
 // The splat value of `value` when it is a splat float constant (f16 and
 // bf16 too), or a broadcast of one.
 std::optional<double> SplatValue(const ir::Value* value) {

@@ -220,7 +220,7 @@ Status EmitGather(Lowering& lowering, const ir::Operation& op,
   size_t next_batch = 0, next_offset = 0;
   for (int64_t d = 0; d < out_rank; ++d) {
     result_dims[d] = Contains(p.dims.offset_dims, d) ? offsets[next_offset++]
-                                                : batch[next_batch++];
+                                                     : batch[next_batch++];
   }
   p.output_dims = result_dims;
   if (std::optional<FillSelect> select = FillSelectOf(lowering, op, p)) {

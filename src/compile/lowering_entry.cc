@@ -294,11 +294,10 @@ bool Lowering::CanComputeIntoDonatedOutput(
       // defining step itself must read element by element, or be an update
       // of the argument (a scatter into it) that reads it nowhere else.
       if (p == defining) {
-        const auto out = std::find_if(
-            step.outputs.begin(), step.outputs.end(),
-            [&](SlotId o) { return alias_root_[o] == value; });
-        if (!UpdatesInPlace(step,
-                            static_cast<int>(out - step.outputs.begin()),
+        const auto out =
+            std::find_if(step.outputs.begin(), step.outputs.end(),
+                         [&](SlotId o) { return alias_root_[o] == value; });
+        if (!UpdatesInPlace(step, static_cast<int>(out - step.outputs.begin()),
                             alias_root_[argument])) {
           return false;
         }

@@ -190,8 +190,8 @@ Status Lower(PipelineState& state) {
         options.custom_calls != nullptr ? *options.custom_calls
                                         : CustomCallRegistry::Builtin();
     program.plan = std::make_unique<exec::Plan>();
-    program.lowering = std::make_unique<Lowering>(*program.module,
-                                                  custom_calls, *program.plan);
+    program.lowering = std::make_unique<Lowering>(*program.module, custom_calls,
+                                                  *program.plan);
     Lowering& lowering = *program.lowering;
     lowering.set_fold_constants(options.fold_constants);
     lowering.set_fuse_elementwise(options.fuse_elementwise);
@@ -224,9 +224,9 @@ struct PipelineStep {
 
 // The pipeline; kPipelineSteps names these in this order.
 constexpr PipelineStep kSteps[] = {
-    {"verify", Verify},     {"partition", Partition},
-    {"layouts", Layouts},   {"recover-erfc", RecoverErfcStep},
-    {"lower", Lower},       {"plan", PlanStep},
+    {"verify", Verify},   {"partition", Partition},
+    {"layouts", Layouts}, {"recover-erfc", RecoverErfcStep},
+    {"lower", Lower},     {"plan", PlanStep},
 };
 static_assert(std::size(kSteps) == std::size(kPipelineSteps));
 
@@ -271,10 +271,10 @@ StatusOr<CompiledProgram> RunPipeline(const ir::Module& module,
         "plan)");
   }
   PipelineState state{module, options};
-  RETURN_IF_ERROR(RunSteps(state,
-                           {"verify", "partition", "layouts", "recover-erfc",
-                            "lower", "plan"},
-                           options.stop_after));
+  RETURN_IF_ERROR(RunSteps(
+      state,
+      {"verify", "partition", "layouts", "recover-erfc", "lower", "plan"},
+      options.stop_after));
   return std::move(state.result);
 }
 

@@ -136,19 +136,18 @@ std::string DescribePlan(const Plan& plan) {
   for (const AlignedBuffer& constant : plan.constants()) {
     constant_bytes += static_cast<int64_t>(constant.size());
   }
-  std::string text = StrCat(
-      "plan: ", plan.main().steps.size(), " steps in the entry, ",
-      plan.arguments().size(),
-      " arguments, ", plan.outputs().size(), " outputs, arena ",
-      plan.arena_bytes(), " bytes (live peak ", plan.live_peak_bytes(),
-      "), ", plan.constants().size(), " constants of ", constant_bytes,
-      " bytes\n");
+  std::string text =
+      StrCat("plan: ", plan.main().steps.size(), " steps in the entry, ",
+             plan.arguments().size(), " arguments, ", plan.outputs().size(),
+             " outputs, arena ", plan.arena_bytes(), " bytes (live peak ",
+             plan.live_peak_bytes(), "), ", plan.constants().size(),
+             " constants of ", constant_bytes, " bytes\n");
   text += StrCat("params (", SlotList(plan.main().params), ")\n");
   for (size_t i = 0; i < plan.main().steps.size(); ++i) {
     const Step& step = plan.main().steps[i];
-    text += StrCat("  ", i, ": (", SlotList(step.outputs), ") = ",
-                   step.kernel ? KernelName(*step.kernel) : "(none)", "(",
-                   SlotList(step.inputs), ")  ", step.where, "\n");
+    text += StrCat("  ", i, ": (", SlotList(step.outputs),
+                   ") = ", step.kernel ? KernelName(*step.kernel) : "(none)",
+                   "(", SlotList(step.inputs), ")  ", step.where, "\n");
   }
   text += StrCat("results (", SlotList(plan.main().results), ")\n");
   for (size_t id = 0; id < plan.slots().size(); ++id) {
@@ -168,10 +167,10 @@ std::string DescribePlan(const Plan& plan) {
         place = StrCat("constant ", slot.index);
         break;
     }
-    text += StrCat("  s", id, ": ",
-                   slot.is_token ? std::string("!stablehlo.token")
-                                 : slot.shape.ToString(),
-                   "  ", place, "\n");
+    text += StrCat(
+        "  s", id, ": ",
+        slot.is_token ? std::string("!stablehlo.token") : slot.shape.ToString(),
+        "  ", place, "\n");
   }
   return text;
 }

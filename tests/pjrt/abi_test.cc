@@ -1,10 +1,10 @@
 // Checks include/pjrt_c_api.h against the measured tables of PJRT 0.112 in
 // shared/abi/, line by line: every struct's size and alignment, every
 // field's offset, every constant's value, every function type's signature,
-// and the order of the 138 PJRT_Api slots (also against include/pjrt_c_api_slots.def,
-// the list the plugin fills its table from). The compiler measures Kiln's
-// side (offsetof, sizeof, the types themselves); the tables are read at
-// test time.
+// and the order of the 138 PJRT_Api slots (also against
+// include/pjrt_c_api_slots.def, the list the plugin fills its table from). The
+// compiler measures Kiln's side (offsetof, sizeof, the types themselves); the
+// tables are read at test time.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -349,7 +349,8 @@ TEST(AbiTest, ApiTableSlotsAreInOrderAtTheirOffsets) {
   EXPECT_EQ(previous_offset + sizeof(void*), sizeof(PJRT_Api));
   // The plugin fills the same slots in the same order.
   EXPECT_EQ(PluginSlotOrder(), table_order)
-      << "include/pjrt_c_api_slots.def does not list the PJRT_Api slots in table order";
+      << "include/pjrt_c_api_slots.def does not list the PJRT_Api slots in "
+         "table order";
   EXPECT_EQ(tally.mismatches, 0);
 }
 

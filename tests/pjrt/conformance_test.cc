@@ -30,7 +30,7 @@ TEST_F(ConformanceTest, ApiVersionIsExactlyTheHeaders) {
 
 TEST_F(ConformanceTest, EverySlotIsFilled) {
   int filled = 0;
-#define KILN_PJRT_SLOT(name, minor, state)                                       \
+#define KILN_PJRT_SLOT(name, minor, state)                                \
   EXPECT_NE(reinterpret_cast<const void*>(api_->name), nullptr) << #name; \
   filled += api_->name != nullptr;
 #include "pjrt_c_api_slots.def"

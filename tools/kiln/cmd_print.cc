@@ -36,10 +36,9 @@ int RunPrint(Arguments& args) {
   options.locations = !args.TakeSwitch("no-locations");
   std::optional<std::string> stop_after = args.TakeFlag("stop-after");
   compile::PipelineOptions pipeline;
-  bool counts_ok = ParseCount(args.TakeFlag("replicas"),
-                              &pipeline.num_replicas) &&
-                   ParseCount(args.TakeFlag("partitions"),
-                              &pipeline.num_partitions);
+  bool counts_ok =
+      ParseCount(args.TakeFlag("replicas"), &pipeline.num_replicas) &&
+      ParseCount(args.TakeFlag("partitions"), &pipeline.num_partitions);
   if (!args.RejectUnknownFlags("print")) return 2;
   if (args.rest().size() != 1 || !counts_ok) {
     std::fputs(kUsage, stderr);

@@ -102,12 +102,9 @@ bool IsElementwise(const Operation& op) {
     return true;
   }
   static const std::set<std::string_view> kNames = {
-      "stablehlo.clamp",
-      "stablehlo.compare",
-      "stablehlo.convert",
-      "stablehlo.reduce_precision",
-      "stablehlo.select",
-      "builtin.unrealized_conversion_cast",
+      "stablehlo.clamp",   "stablehlo.compare",
+      "stablehlo.convert", "stablehlo.reduce_precision",
+      "stablehlo.select",  "builtin.unrealized_conversion_cast",
   };
   if (kNames.count(op.name()) > 0) return true;
   // A layout constraint changes how a value lies in memory, never its

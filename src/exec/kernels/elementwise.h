@@ -16,15 +16,15 @@ namespace kiln::exec {
 // X(name): the unary kernels, one per row of ir/elementwise_traits.h of
 // arity 1 (rows that share another's kernel name it once), and erfc's
 // float-only variant, ErfcSingle (recover_erfc.h).
-#define KILN_UNARY_OPS(X)                                               \
-  KILN_ELEMENTWISE_OPS(KILN_KERNEL_SPEC_1, KILN_KERNEL_OTHER_1,          \
-                       KILN_KERNEL_SHARED, X)                            \
+#define KILN_UNARY_OPS(X)                                       \
+  KILN_ELEMENTWISE_OPS(KILN_KERNEL_SPEC_1, KILN_KERNEL_OTHER_1, \
+                       KILN_KERNEL_SHARED, X)                   \
   X(ErfcSingle)
 
 // X(name): the binary kernels (operands of one type), one per row of
 // arity 2.
-#define KILN_BINARY_OPS(X)                                              \
-  KILN_ELEMENTWISE_OPS(KILN_KERNEL_SPEC_2, KILN_KERNEL_OTHER_2,          \
+#define KILN_BINARY_OPS(X)                                      \
+  KILN_ELEMENTWISE_OPS(KILN_KERNEL_SPEC_2, KILN_KERNEL_OTHER_2, \
                        KILN_KERNEL_SHARED, X)
 
 // The rows' filters: X(kernel) for a row of the arity, nothing otherwise.
