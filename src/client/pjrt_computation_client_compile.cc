@@ -59,6 +59,19 @@ Status MakeDirectories(const std::string& path) {
   return OkStatus();
 }
 
+// Compiles `computation`'s program through the plugin (no cache had its
+// executable), timing it and counting it as uncached.
+Status CompileUncached(Client& client, Metrics& metrics,
+                       PjrtComputation& computation) {
+  ScopedTimer timer(
+      metrics.GetMetric(names::kCompileTime, MetricUnit::kNanoseconds));
+  ASSIGN_OR_RETURN(computation.executable_,
+                   client.Compile(computation.program_, kProgramFormat,
+                                  computation.compile_options_));
+  metrics.GetCounter(names::kUncachedCompile).Add();
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<std::vector<ComputationPtr>> PjrtComputationClient::Compile(
@@ -150,12 +163,7 @@ StatusOr<ComputationPtr> PjrtComputationClient::CompileOne(
   }
 
   if (computation->executable_ == nullptr) {
-    ScopedTimer timer(
-        metrics_->GetMetric(names::kCompileTime, MetricUnit::kNanoseconds));
-    ASSIGN_OR_RETURN(computation->executable_,
-                     client_->Compile(computation->program_, kProgramFormat,
-                                      computation->compile_options_));
-    metrics_->GetCounter(names::kUncachedCompile).Add();
+    RETURN_IF_ERROR(CompileUncached(*client_, *metrics_, *computation));
   }
 
   if (!cache_file.empty()) {
@@ -260,12 +268,7 @@ StatusOr<ComputationPtr> PjrtComputationClient::LoadSerialized(
   }
   // Refused, from another plugin version, or never serialized: the program
   // is in the record, so compile it.
-  ScopedTimer timer(
-      metrics_->GetMetric(names::kCompileTime, MetricUnit::kNanoseconds));
-  ASSIGN_OR_RETURN(computation->executable_,
-                   client_->Compile(computation->program_, kProgramFormat,
-                                    computation->compile_options_));
-  metrics_->GetCounter(names::kUncachedCompile).Add();
+  RETURN_IF_ERROR(CompileUncached(*client_, *metrics_, *computation));
   *recompiled = true;
   return ComputationPtr(computation);
 }
