@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <span>
 
 #include "base/logging.h"
 #include "base/strings.h"
@@ -20,13 +21,12 @@ namespace kiln::compile {
 namespace {
 
 // One device position's program as the steps carry it: the input module
-// until a step rewrites it, then the position's own copy.
+// until a step rewrites it, then the position's own copy (`owned`, which
+// is verified again before lowering).
 struct PositionProgram {
   CompileOptions options;
   const ir::Module* module = nullptr;
   std::unique_ptr<ir::Module> owned;
-  // Rewritten since the verify step: verified again before lowering.
-  bool rewritten = false;
   std::unique_ptr<exec::Plan> plan;
   std::unique_ptr<Lowering> lowering;
 
@@ -35,7 +35,6 @@ struct PositionProgram {
       owned = module->Clone();
       module = owned.get();
     }
-    rewritten = true;
     return *owned;
   }
 };
@@ -156,14 +155,14 @@ Status RecoverErfcStep(PipelineState& state) {
       continue;
     }
     if (program.owned != nullptr) {
-      if (RecoverErfc(*program.owned) > 0) program.rewritten = true;
+      RecoverErfc(*program.owned);
       continue;
     }
+    // The input is kept unless there is an expansion to rebuild.
     std::unique_ptr<ir::Module> copy = program.module->Clone();
     if (RecoverErfc(*copy) == 0) continue;
     program.owned = std::move(copy);
     program.module = program.owned.get();
-    program.rewritten = true;
   }
   return OkStatus();
 }
@@ -174,7 +173,9 @@ Status Lower(PipelineState& state) {
     const CompileOptions& options = program.options;
     // Lowering trusts the verifier's guarantees (operand counts, attribute
     // kinds, shape rules): a rewritten program is checked again.
-    if (program.rewritten) RETURN_IF_ERROR(ir::VerifyModule(*program.module));
+    if (program.owned != nullptr) {
+      RETURN_IF_ERROR(ir::VerifyModule(*program.owned));
+    }
     const ir::Operation* entry =
         options.entry.empty() ? program.module->EntryFunction()
                               : program.module->LookupFunction(options.entry);
@@ -228,7 +229,14 @@ constexpr PipelineStep kSteps[] = {
     {"layouts", Layouts}, {"recover-erfc", RecoverErfcStep},
     {"lower", Lower},     {"plan", PlanStep},
 };
-static_assert(std::size(kSteps) == std::size(kPipelineSteps));
+constexpr bool StepsAreNamedInOrder() {
+  if (std::size(kSteps) != std::size(kPipelineSteps)) return false;
+  for (size_t i = 0; i < std::size(kSteps); ++i) {
+    if (kSteps[i].name != kPipelineSteps[i]) return false;
+  }
+  return true;
+}
+static_assert(StepsAreNamedInOrder(), "kPipelineSteps names kSteps in order");
 
 // The first position's program as it stands.
 std::string Snapshot(const PipelineState& state) {
@@ -244,8 +252,7 @@ std::string Snapshot(const PipelineState& state) {
 
 // Runs the steps of kSteps that `run` names, in order, stopping after
 // `stop_after` (empty: none).
-Status RunSteps(PipelineState& state,
-                std::initializer_list<std::string_view> run,
+Status RunSteps(PipelineState& state, std::span<const std::string_view> run,
                 std::string_view stop_after) {
   for (const PipelineStep& step : kSteps) {
     if (std::find(run.begin(), run.end(), step.name) == run.end()) continue;
@@ -265,16 +272,12 @@ StatusOr<CompiledProgram> RunPipeline(const ir::Module& module,
   if (!options.stop_after.empty() &&
       std::find(std::begin(kPipelineSteps), std::end(kPipelineSteps),
                 options.stop_after) == std::end(kPipelineSteps)) {
-    return InvalidArgumentError(
-        "no compile step named '", options.stop_after,
-        "' (the steps: verify, partition, layouts, recover-erfc, lower, "
-        "plan)");
+    return InvalidArgumentError("no compile step named '", options.stop_after,
+                                "' (the steps: ", StrJoin(kPipelineSteps, ", "),
+                                ")");
   }
   PipelineState state{module, options};
-  RETURN_IF_ERROR(RunSteps(
-      state,
-      {"verify", "partition", "layouts", "recover-erfc", "lower", "plan"},
-      options.stop_after));
+  RETURN_IF_ERROR(RunSteps(state, kPipelineSteps, options.stop_after));
   return std::move(state.result);
 }
 
@@ -288,8 +291,9 @@ StatusOr<std::unique_ptr<exec::Plan>> Compile(const ir::Module& module,
   program.module = &module;
   state.positions.push_back(std::move(program));
   // One program as it is: no partitioning, no layouts.
-  RETURN_IF_ERROR(
-      RunSteps(state, {"verify", "recover-erfc", "lower", "plan"}, {}));
+  constexpr std::string_view kOneProgram[] = {"verify", "recover-erfc", "lower",
+                                              "plan"};
+  RETURN_IF_ERROR(RunSteps(state, kOneProgram, {}));
   return std::move(state.result.plans.front());
 }
 

@@ -122,11 +122,8 @@ std::string KernelName(const Kernel& kernel) {
 }
 
 std::string SlotList(const std::vector<SlotId>& slots) {
-  std::string text;
-  for (size_t i = 0; i < slots.size(); ++i) {
-    text += StrCat(i == 0 ? "" : ", ", "s", slots[i]);
-  }
-  return text;
+  return StrJoin(slots, ", ",
+                 [](std::string& out, SlotId id) { out += StrCat("s", id); });
 }
 
 }  // namespace

@@ -17,10 +17,12 @@
 namespace kiln::cli {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: kiln print [--generic] [--no-locations] [--stop-after STEP "
-    "[--replicas N] [--partitions N]] FILE\n"
-    "  STEP: verify, partition, layouts, recover-erfc, lower or plan\n";
+void PrintUsage() {
+  std::fprintf(stderr,
+               "usage: kiln print [--generic] [--no-locations] [--stop-after "
+               "STEP [--replicas N] [--partitions N]] FILE\n  STEP: %s\n",
+               StrJoin(compile::kPipelineSteps, ", ").c_str());
+}
 
 bool ParseCount(const std::optional<std::string>& text, int* count) {
   if (!text) return true;
@@ -41,7 +43,7 @@ int RunPrint(Arguments& args) {
       ParseCount(args.TakeFlag("partitions"), &pipeline.num_partitions);
   if (!args.RejectUnknownFlags("print")) return 2;
   if (args.rest().size() != 1 || !counts_ok) {
-    std::fputs(kUsage, stderr);
+    PrintUsage();
     return 2;
   }
   const std::string& path = args.rest()[0];

@@ -98,7 +98,7 @@ bool IsElementwise(const Operation& op) {
   // StableHLO's elementwise math (elementwise_traits.h), and the other ops
   // that map elements one to one.
   const ir::ElementwiseTraits* traits = ir::FindElementwiseTraits(op.code());
-  if (traits != nullptr && op.name().substr(0, 10) == "stablehlo.") {
+  if (traits != nullptr && op.dialect() == "stablehlo") {
     return true;
   }
   static const std::set<std::string_view> kNames = {
