@@ -14,6 +14,7 @@
 
 #include "exec/kernels/element.h"
 #include "exec/kernels/fast_math.h"
+#include "exec/kernels/fast_math_f64.h"
 #include "exec/kernels/special_math.h"
 
 namespace kiln::exec::ops {
@@ -138,19 +139,23 @@ inline c128 ComplexExp(c128 z) {
   return {e * std::cos(z.imag()), e * std::sin(z.imag())};
 }
 
-// The same with a vectorizable f32 version (fast_math.h); f64 and
-// complex numbers keep the double-precision reference.
-#define KILN_FAST_FLOAT_COMPLEX_FN(Name, fast_f32, expr_double, expr_complex) \
-  struct Name {                                                               \
-    static float Apply(float x, int) { return fast_f32(x); }                  \
-    template <Float T>                                                        \
-    static T Apply(T x, int) {                                                \
-      return ViaDouble(x, [](double v) { return expr_double; });              \
-    }                                                                         \
-    template <Complex T>                                                      \
-    static T Apply(T x, int) {                                                \
-      return ViaComplex128(x, [](c128 v) { return expr_complex; });           \
-    }                                                                         \
+// The same with vectorizable f32 and f64 versions (fast_math.h,
+// fast_math_f64.h); complex numbers keep the double-precision reference,
+// and f16 and bf16 (computed through f32 where the kernel converts) the
+// double one.
+#define KILN_FAST_FLOAT_COMPLEX_FN(Name, fast_f32, fast_f64, expr_double, \
+                                   expr_complex)                          \
+  struct Name {                                                           \
+    static float Apply(float x, int) { return fast_f32(x); }              \
+    static double Apply(double x, int) { return fast_f64(x); }            \
+    template <Float T>                                                    \
+    static T Apply(T x, int) {                                            \
+      return ViaDouble(x, [](double v) { return expr_double; });          \
+    }                                                                     \
+    template <Complex T>                                                  \
+    static T Apply(T x, int) {                                            \
+      return ViaComplex128(x, [](c128 v) { return expr_complex; });       \
+    }                                                                     \
   };
 
 // sqrt is correctly rounded in f32 as in double, and the f64 root of an
@@ -171,12 +176,16 @@ struct Sqrt {
 };
 KILN_FLOAT_COMPLEX_FN(Rsqrt, 1.0 / std::sqrt(v), 1.0 / std::sqrt(v))
 KILN_FLOAT_COMPLEX_FN(Cbrt, std::cbrt(v), std::exp(std::log(v) / 3.0))
-KILN_FAST_FLOAT_COMPLEX_FN(Exp, fast::Exp, std::exp(v), ComplexExp(v))
-KILN_FAST_FLOAT_COMPLEX_FN(Expm1, fast::Expm1, std::expm1(v), ComplexExpm1(v))
-KILN_FAST_FLOAT_COMPLEX_FN(Log, fast::Log, std::log(v), std::log(v))
-KILN_FAST_FLOAT_COMPLEX_FN(Log1p, fast::Log1p, std::log1p(v), ComplexLog1p(v))
-KILN_FAST_FLOAT_COMPLEX_FN(Logistic, fast::Logistic, 1.0 / (1.0 + std::exp(-v)),
-                           ComplexLogistic(v))
+KILN_FAST_FLOAT_COMPLEX_FN(Exp, fast::Exp, fast::ExpF64, std::exp(v),
+                           ComplexExp(v))
+KILN_FAST_FLOAT_COMPLEX_FN(Expm1, fast::Expm1, fast::Expm1F64, std::expm1(v),
+                           ComplexExpm1(v))
+KILN_FAST_FLOAT_COMPLEX_FN(Log, fast::Log, fast::LogF64, std::log(v),
+                           std::log(v))
+KILN_FAST_FLOAT_COMPLEX_FN(Log1p, fast::Log1p, fast::Log1pF64, std::log1p(v),
+                           ComplexLog1p(v))
+KILN_FAST_FLOAT_COMPLEX_FN(Logistic, fast::Logistic, fast::LogisticF64,
+                           1.0 / (1.0 + std::exp(-v)), ComplexLogistic(v))
 // sin and cos: f32 within fast::kSinCosLimit from fast::SinCosInRange,
 // which kernels vectorize (`InRange`, `InRangeValue`: unary kernels in
 // elementwise.cc, as Power's for binary ones), and beyond it (inf and NaN
@@ -209,7 +218,8 @@ struct SinOrCos {
 struct Sin : SinOrCos<false> {};
 struct Cos : SinOrCos<true> {};
 KILN_FLOAT_COMPLEX_FN(Tan, std::tan(v), ComplexTan(v))
-KILN_FAST_FLOAT_COMPLEX_FN(Tanh, fast::Tanh, std::tanh(v), std::tanh(v))
+KILN_FAST_FLOAT_COMPLEX_FN(Tanh, fast::Tanh, fast::TanhF64, std::tanh(v),
+                           std::tanh(v))
 KILN_FLOAT_COMPLEX_FN(Acos, std::acos(v), std::acos(v))
 KILN_FLOAT_COMPLEX_FN(Acosh, std::acosh(v), std::acosh(v))
 KILN_FLOAT_COMPLEX_FN(Asin, std::asin(v), std::asin(v))
