@@ -1,4 +1,5 @@
 // Lowering of while, if and case.
+#include "base/containers.h"
 #include "compile/lower_families.h"
 #include "exec/kernels/control_flow.h"
 
@@ -51,6 +52,48 @@ StatusOr<std::vector<SlotId>> BindResults(
 // that their addresses never change; larger ones trade memory with their
 // param instead (exec::LoopValueSlots::copied).
 constexpr int64_t kMaxCopiedLoopValueBytes = 64;
+
+// A cond whose only step is one comparison of two integer scalars (a loop
+// counter against its bound: every fori_loop and scan JAX writes), which
+// the while kernel then evaluates itself, or nothing.
+std::optional<exec::LoopCondition> ScalarLoopCondition(
+    const Lowering& lowering, const ir::Region& region,
+    const exec::Region& cond) {
+  if (cond.steps.size() != 1 || region.num_blocks() != 1 ||
+      region.front().operations().empty()) {
+    return std::nullopt;
+  }
+  const ir::Operation& ret = *region.front().operations().back();
+  if (ret.num_operands() != 1) return std::nullopt;
+  const ir::Operation* compare = ret.operand(0)->defining_op();
+  std::optional<Comparison> comparison = ComparisonOf(compare);
+  const exec::Step& step = cond.steps[0];
+  if (!comparison || step.inputs.size() != 2 || step.outputs.size() != 1 ||
+      step.outputs[0] != cond.results[0]) {
+    return std::nullopt;
+  }
+  // The step is the compare itself, not a fused kernel computing more
+  // from other inputs: it reads the compare's operands.
+  for (int i = 0; i < 2; ++i) {
+    StatusOr<SlotId> operand = lowering.Slot(compare->operand(i));
+    if (!operand.ok() || *operand != step.inputs[i]) return std::nullopt;
+  }
+  const ArrayShape& lhs = lowering.shape(step.inputs[0]);
+  const ArrayShape& rhs = lowering.shape(step.inputs[1]);
+  // Types whose values LoadInt gives exactly as int64.
+  constexpr ElementType kTypes[] = {ElementType::kI8,  ElementType::kI16,
+                                    ElementType::kI32, ElementType::kI64,
+                                    ElementType::kUI8, ElementType::kUI16,
+                                    ElementType::kUI32};
+  if (lhs.num_elements() != 1 || rhs.num_elements() != 1 ||
+      lhs.type != rhs.type || !Contains(kTypes, lhs.type) ||
+      !ComparesLikeCpp(comparison->type, lhs.type)) {
+    return std::nullopt;
+  }
+  return exec::LoopCondition{
+      step.inputs[0], step.inputs[1],
+      static_cast<exec::CompareDirection>(comparison->direction), lhs.type};
+}
 
 Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
   if (op.num_regions() != 2) {
@@ -117,11 +160,13 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
   for (const exec::ValueSpec& spec : specs) {
     value_bytes.push_back(spec.byte_size());
   }
-  lowering.Emit(op,
-                exec::MakeWhileKernel(std::move(cond), std::move(body),
-                                      std::move(values),
-                                      std::move(value_bytes)),
-                std::move(inputs), std::move(outputs), /*foldable=*/false);
+  std::optional<exec::LoopCondition> condition =
+      ScalarLoopCondition(lowering, op.region(0), *cond);
+  lowering.Emit(
+      op,
+      exec::MakeWhileKernel(std::move(cond), std::move(body), std::move(values),
+                            std::move(value_bytes), condition),
+      std::move(inputs), std::move(outputs), /*foldable=*/false);
   return OkStatus();
 }
 

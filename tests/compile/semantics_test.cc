@@ -12,6 +12,7 @@
 #include <random>
 #include <typeinfo>
 
+#include "exec/kernels/element.h"
 #include "exec/kernels/sort.h"
 #include "program_runner.h"
 #include "support/test_support.h"
@@ -1213,6 +1214,99 @@ TEST(SemanticsTest,
 // state lives in the inner while's output: each outer iteration enters
 // the inner loop again (its output then holds the outer body's value) and
 // the outer body reads the buffer after it. Against the loops run here.
+// A cond that is one comparison of integer scalars is evaluated by the
+// while kernel itself (exec::LoopCondition): every direction, signed and
+// unsigned types of each width it takes, negative values and unsigned ones
+// past the signed range, the bound a constant of the cond (JAX's form) or
+// a loop value, counted against the same loop run here. A cond computing
+// more than the compare (i + 1 < n, fused into one step) is not taken for
+// i < n.
+TEST(SemanticsTest, ScalarLoopConditionsCountAsTheCondRegion) {
+  struct Row {
+    const char* type;
+    const char* direction;
+    int64_t init, bound, delta;
+    bool bound_in_cond;
+    bool offset_in_cond;  // compares i + 1 with the bound
+  };
+  const Row rows[] = {
+      {"i32", "LT", 0, 7, 1, true, false},
+      {"i32", "LT", -5, 3, 1, false, false},
+      {"i32", "LE", 0, 7, 1, true, false},
+      {"i32", "GT", 7, 0, -1, false, false},
+      {"i32", "GE", 7, 2, -1, true, false},
+      {"i32", "NE", 0, 7, 1, false, false},
+      {"i32", "EQ", 3, 3, 1, true, false},
+      {"i32", "LT", 0, 7, 1, true, true},
+      {"i64", "LT", -9000000000, -8999999990, 1, false, false},
+      {"i8", "GT", 100, -100, -7, true, false},
+      {"i16", "LE", -300, 300, 17, false, false},
+      {"ui8", "LT", 200, 255, 5, true, false},
+      {"ui16", "GE", 65535, 60000, -1000, false, false},
+      {"ui32", "LT", 4294967290, 4294967295, 1, true, false},
+      {"ui32", "GT", 4294967295, 2147483648, -300000000, false, false},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(StrCat(row.type, " ", row.direction, " from ", row.init,
+                        " to ", row.bound, " by ", row.delta,
+                        row.offset_in_cond ? " (i + 1)" : ""));
+    const std::string t = StrCat("tensor<", row.type, ">");
+    // The delta as the type's own constant: unsigned steps down are
+    // subtractions of its magnitude.
+    const bool down = row.delta < 0;
+    const int64_t magnitude = down ? -row.delta : row.delta;
+    std::string lhs = "%i";
+    std::string cond_prefix;
+    if (row.offset_in_cond) {
+      cond_prefix = StrCat("    %one = stablehlo.constant dense<1> : ", t,
+                           "\n    %next = stablehlo.add %i, %one : ", t, "\n");
+      lhs = "%next";
+    }
+    std::string bound = row.bound_in_cond
+                            ? StrCat("    %b = stablehlo.constant dense<",
+                                     row.bound, "> : ", t, "\n")
+                            : "";
+    std::string program = StrCat(
+        "func.func @main() -> (", t, ", tensor<i64>) {\n",
+        "  %i0 = stablehlo.constant dense<", row.init, "> : ", t, "\n",
+        "  %n0 = stablehlo.constant dense<", row.bound, "> : ", t, "\n",
+        "  %c0 = stablehlo.constant dense<0> : tensor<i64>\n",
+        "  %r:3 = stablehlo.while(%i = %i0, %n = %n0, %c = %c0) : ", t, ", ", t,
+        ", tensor<i64>\n", "  cond {\n", cond_prefix, bound,
+        "    %p = stablehlo.compare ", row.direction, ", ", lhs, ", ",
+        row.bound_in_cond ? "%b" : "%n", " : (", t, ", ", t,
+        ") -> tensor<i1>\n", "    stablehlo.return %p : tensor<i1>\n",
+        "  } do {\n", "    %d = stablehlo.constant dense<", magnitude,
+        "> : ", t, "\n", "    %j = stablehlo.", down ? "subtract" : "add",
+        " %i, %d : ", t, "\n",
+        "    %one64 = stablehlo.constant dense<1> : tensor<i64>\n",
+        "    %k = stablehlo.add %c, %one64 : tensor<i64>\n",
+        "    stablehlo.return %j, %n, %k : ", t, ", ", t, ", tensor<i64>\n",
+        "  }\n", "  return %r#0, %r#2 : ", t, ", tensor<i64>\n", "}\n");
+    // The same loop here, in int64 (every value stays in the type's range).
+    int64_t i = row.init, count = 0;
+    auto holds = [&](int64_t a, int64_t b) {
+      std::string d = row.direction;
+      return d == "LT"   ? a < b
+             : d == "LE" ? a <= b
+             : d == "GT" ? a > b
+             : d == "GE" ? a >= b
+             : d == "NE" ? a != b
+                         : a == b;
+    };
+    while (holds(row.offset_in_cond ? i + 1 : i, row.bound)) {
+      i += row.delta;
+      ++count;
+    }
+    ASSERT_OK_AND_ASSIGN(auto out, RunText(program));
+    EXPECT_EQ(out[1].As<int64_t>(), (std::vector<int64_t>{count}));
+    int64_t final_value = exec::LoadInt(
+        out[0].shape.type,
+        reinterpret_cast<const std::byte*>(out[0].bytes.data()), 0);
+    EXPECT_EQ(final_value, i);
+  }
+}
+
 TEST(SemanticsTest, NestedLoopsUpdatingABufferInPlaceKeepEveryIteration) {
   std::vector<float> b(100);
   for (int k = 0; k < 100; ++k) b[k] = 0.5f + static_cast<float>(k % 3);

@@ -9,14 +9,58 @@
 namespace kiln::exec {
 namespace {
 
+// Whether `condition` holds over the current values of its slots.
+bool Holds(const LoopCondition& condition, const RunContext& ctx) {
+  int64_t a = LoadInt(condition.type, ctx.slot(condition.lhs), 0);
+  int64_t b = LoadInt(condition.type, ctx.slot(condition.rhs), 0);
+  switch (condition.direction) {
+    case CompareDirection::kEQ:
+      return a == b;
+    case CompareDirection::kNE:
+      return a != b;
+    case CompareDirection::kGE:
+      return a >= b;
+    case CompareDirection::kGT:
+      return a > b;
+    case CompareDirection::kLE:
+      return a <= b;
+    case CompareDirection::kLT:
+      return a < b;
+  }
+  return false;
+}
+
+// One copied loop value's copy after an iteration, at addresses that stay
+// put for the whole loop.
+struct ValueCopy {
+  const std::byte* from;
+  std::byte* to;
+  int64_t bytes;
+};
+
+void CopyValue(const ValueCopy& copy) {
+  switch (copy.bytes) {  // counters and scalars: one move
+    case 4:
+      std::memcpy(copy.to, copy.from, 4);
+      break;
+    case 8:
+      std::memcpy(copy.to, copy.from, 8);
+      break;
+    default:
+      std::memcpy(copy.to, copy.from, copy.bytes);
+  }
+}
+
 class WhileKernel : public Kernel {
  public:
   WhileKernel(std::unique_ptr<Region> cond, std::unique_ptr<Region> body,
               std::vector<LoopValueSlots> values,
-              std::vector<int64_t> value_bytes)
+              std::vector<int64_t> value_bytes,
+              std::optional<LoopCondition> condition)
       : cond_(std::move(cond)),
         body_(std::move(body)),
-        values_(std::move(values)) {
+        values_(std::move(values)),
+        condition_(condition) {
     for (size_t i = 0; i < values_.size(); ++i) {
       (values_[i].copied ? copied_ : moved_).push_back(i);
       if (values_[i].copied) copied_bytes_.push_back(value_bytes[i]);
@@ -39,29 +83,47 @@ class WhileKernel : public Kernel {
     for (size_t i = 0; i < values_.size(); ++i) {
       Bind(ctx, values_[i].cond_param, ctx.slot(body_->params[i]));
     }
+    // Only a moved value's slots are rebound in the loop, so where there is
+    // none every address is known now: the copies are listed once (on the
+    // stack for a few values), not looked up every iteration.
+    constexpr size_t kInlineCopies = 8;
+    ValueCopy inline_copies[kInlineCopies];
+    std::vector<ValueCopy> heap_copies;
+    ValueCopy* copies = inline_copies;
+    size_t num_copies = 0;
+    if (moved_.empty()) {
+      if (copied_.size() > kInlineCopies) {
+        heap_copies.resize(copied_.size());
+        copies = heap_copies.data();
+      }
+      for (size_t k = 0; k < copied_.size(); ++k) {
+        const size_t i = copied_[k];
+        ValueCopy copy{ctx.slot(body_->results[i]), ctx.slot(body_->params[i]),
+                       copied_bytes_[k]};
+        if (copy.from != copy.to) copies[num_copies++] = copy;
+      }
+    }
     const SlotId cond_result = cond_->results[0];
     while (true) {
       if (ctx.cancelled()) return ctx.CancelledStatus();
-      RETURN_IF_ERROR(ctx.RunRegion(*cond_));
-      if (*reinterpret_cast<const uint8_t*>(ctx.slot(cond_result)) == 0) {
-        break;
+      if (condition_) {
+        if (!Holds(*condition_, ctx)) break;
+      } else {
+        RETURN_IF_ERROR(ctx.RunRegion(*cond_));
+        if (*reinterpret_cast<const uint8_t*>(ctx.slot(cond_result)) == 0) {
+          break;
+        }
       }
       RETURN_IF_ERROR(ctx.RunRegion(*body_));
+      if (moved_.empty()) {
+        for (size_t k = 0; k < num_copies; ++k) CopyValue(copies[k]);
+        continue;
+      }
       for (size_t k = 0; k < copied_.size(); ++k) {
         const size_t i = copied_[k];
-        std::byte* from = ctx.slot(body_->results[i]);
-        std::byte* to = ctx.slot(body_->params[i]);
-        if (from == to) continue;
-        switch (copied_bytes_[k]) {  // counters and scalars: one move
-          case 4:
-            std::memcpy(to, from, 4);
-            break;
-          case 8:
-            std::memcpy(to, from, 8);
-            break;
-          default:
-            std::memcpy(to, from, copied_bytes_[k]);
-        }
+        ValueCopy copy{ctx.slot(body_->results[i]), ctx.slot(body_->params[i]),
+                       copied_bytes_[k]};
+        if (copy.from != copy.to) CopyValue(copy);
       }
       // The other results become the next state: each trades memory with
       // its param, whose old value is dead. Both are the loop's own for
@@ -90,6 +152,7 @@ class WhileKernel : public Kernel {
   std::unique_ptr<Region> cond_;
   std::unique_ptr<Region> body_;
   std::vector<LoopValueSlots> values_;
+  std::optional<LoopCondition> condition_;
   std::vector<size_t> copied_, moved_;  // value indices
   std::vector<int64_t> copied_bytes_;   // per copied value
 };
@@ -211,13 +274,13 @@ std::unique_ptr<Kernel> MakeScanKernel(std::vector<ArrayShape> inputs,
                                       std::move(body));
 }
 
-std::unique_ptr<Kernel> MakeWhileKernel(std::unique_ptr<Region> cond,
-                                        std::unique_ptr<Region> body,
-                                        std::vector<LoopValueSlots> values,
-                                        std::vector<int64_t> value_bytes) {
+std::unique_ptr<Kernel> MakeWhileKernel(
+    std::unique_ptr<Region> cond, std::unique_ptr<Region> body,
+    std::vector<LoopValueSlots> values, std::vector<int64_t> value_bytes,
+    std::optional<LoopCondition> condition) {
   return std::make_unique<WhileKernel>(std::move(cond), std::move(body),
                                        std::move(values),
-                                       std::move(value_bytes));
+                                       std::move(value_bytes), condition);
 }
 
 std::unique_ptr<Kernel> MakeCaseKernel(

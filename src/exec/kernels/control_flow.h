@@ -3,8 +3,10 @@
 #define KILN_EXEC_KERNELS_CONTROL_FLOW_H_
 
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "exec/kernels/elementwise.h"  // CompareDirection
 #include "exec/plan.h"
 
 namespace kiln::exec {
@@ -28,6 +30,20 @@ struct LoopValueSlots {
   bool in_output = false;
 };
 
+// A while's cond that is one comparison of two integer scalars (a loop
+// counter against its bound, as in every fori_loop and scan JAX writes):
+// the while kernel compares them itself instead of running the cond's
+// region. lhs and rhs are slots of the cond region (its params, or
+// constants).
+struct LoopCondition {
+  SlotId lhs = -1;
+  SlotId rhs = -1;
+  CompareDirection direction = CompareDirection::kLT;
+  // A signed integer type, or an unsigned one of up to 32 bits (compared
+  // as int64 values, which hold them all).
+  ElementType type = ElementType::kI32;
+};
+
 // while: inputs are the initial state (one slot per leaf), outputs the final
 // state. Each body result is a slot of the body of its own memory, held for
 // the whole loop, or a constant, or the body's param at the same position
@@ -36,11 +52,13 @@ struct LoopValueSlots {
 // memory (`values` lists the slots to rebind), and a copied one is copied
 // into its param (LoopValueSlots::copied), whose memory may be the while's
 // output (LoopValueSlots::in_output). Otherwise only the initial state and
-// the final state of values not kept in the output are copied. Checks for cancellation every iteration.
-std::unique_ptr<Kernel> MakeWhileKernel(std::unique_ptr<Region> cond,
-                                        std::unique_ptr<Region> body,
-                                        std::vector<LoopValueSlots> values,
-                                        std::vector<int64_t> value_bytes);
+// the final state of values not kept in the output are copied. With a
+// `condition`, the cond region is not run: the kernel evaluates the
+// comparison. Checks for cancellation every iteration.
+std::unique_ptr<Kernel> MakeWhileKernel(
+    std::unique_ptr<Region> cond, std::unique_ptr<Region> body,
+    std::vector<LoopValueSlots> values, std::vector<int64_t> value_bytes,
+    std::optional<LoopCondition> condition = std::nullopt);
 
 // case (and if, with branches {true, false} chosen by an i1): input 0 is the
 // index (an i32 scalar; out-of-range indices pick the last branch) or the
