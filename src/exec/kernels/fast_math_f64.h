@@ -8,6 +8,9 @@
 //     constant's, and 2^k is (k + 1023) shifted into the exponent field;
 //   - a small non-negative integer j as a double is the double whose bits
 //     are 2^52's with j in the low bits, less 2^52.
+// The series are evaluated in explicit fused multiply-adds (std::fma): one
+// instruction in the AVX2 and AVX-512 versions of a kernel, a call in the
+// baseline one, the same bits in all three.
 // The reference these replace is glibc's (correctly rounded or within an
 // ulp); tests/exec/fast_math_f64_test.cc holds each function within its
 // stated ulps of the value computed in long double over the whole range.
@@ -22,6 +25,7 @@
 #define KILN_EXEC_KERNELS_FAST_MATH_F64_H_
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 #include "exec/kernels/fast_math.h"  // KILN_FAST_MATH
@@ -51,17 +55,17 @@ KILN_FAST_MATH double Pow2F64(double k) {
 // Taylor series to r^11.
 KILN_FAST_MATH double Expm1Tail(double r) {
   double q = 1.0 / 6227020800.0;  // 1/13!
-  q = q * r + 1.0 / 479001600.0;
-  q = q * r + 1.0 / 39916800.0;
-  q = q * r + 1.0 / 3628800.0;
-  q = q * r + 1.0 / 362880.0;
-  q = q * r + 1.0 / 40320.0;
-  q = q * r + 1.0 / 5040.0;
-  q = q * r + 1.0 / 720.0;
-  q = q * r + 1.0 / 120.0;
-  q = q * r + 1.0 / 24.0;
-  q = q * r + 1.0 / 6.0;
-  return q * r + 0.5;
+  q = std::fma(q, r, 1.0 / 479001600.0);
+  q = std::fma(q, r, 1.0 / 39916800.0);
+  q = std::fma(q, r, 1.0 / 3628800.0);
+  q = std::fma(q, r, 1.0 / 362880.0);
+  q = std::fma(q, r, 1.0 / 40320.0);
+  q = std::fma(q, r, 1.0 / 5040.0);
+  q = std::fma(q, r, 1.0 / 720.0);
+  q = std::fma(q, r, 1.0 / 120.0);
+  q = std::fma(q, r, 1.0 / 24.0);
+  q = std::fma(q, r, 1.0 / 6.0);
+  return std::fma(q, r, 0.5);
 }
 
 // x = n ln 2 + r with n the integer nearest x / ln 2 (|x| below 2^20 or
@@ -77,16 +81,16 @@ KILN_FAST_MATH ExpReduction ReduceExp(double x) {
   double hi = x - n * kF64Ln2Hi;  // exact (Sterbenz)
   double tail = -(n * kF64Ln2Lo);
   double r = hi + tail;
-  return {n, hi, tail + (r * r) * Expm1Tail(r)};
+  return {n, hi, std::fma(r * r, Expm1Tail(r), tail)};
 }
 
-// c + hi + lo rounded once but for lo's own rounding: Knuth's two-sum of c
-// and hi (exact with the kernels' -ffp-contract=off), its error added to
-// lo first.
+// c + hi + lo for |c| >= |hi| (or c = 0), rounded once but for lo's own
+// rounding: Dekker's fast two-sum of c and hi (exact with the kernels'
+// -ffp-contract=off), its error added to lo first. Every caller's c is 0
+// or at least 1/2 in magnitude, and |hi| is at most ln(2)/2.
 KILN_FAST_MATH double SumOfThree(double c, double hi, double lo) {
   double s = c + hi;
-  double v = s - c;
-  double error = (c - (s - v)) + (hi - v);
+  double error = (c - s) + hi;
   return s + (error + lo);
 }
 
@@ -128,6 +132,13 @@ KILN_FAST_MATH double Expm1NotNaN(double x) {
   return n < 0.0 ? below : at_or_above;
 }
 
+// e^y - 1 for y in [0, 40] (n <= 58, so 2^n is one normal factor).
+KILN_FAST_MATH double Expm1NonNegative(double y) {
+  ExpReduction e = ReduceExp(y);
+  double sum = SumOfThree(1.0 - Pow2F64(-e.n), e.hi, e.lo);
+  return sum * Pow2F64(e.n);
+}
+
 // e^x - 1, accurate near 0 (e^r - 1 itself below ln(2)/2 in magnitude).
 // Within an ulp.
 KILN_FAST_MATH double Expm1F64(double x) {
@@ -158,16 +169,16 @@ KILN_FAST_MATH double LogF64(double x) {
   double s = f / (m + 1.0);
   double s2 = s * s;
   double q = 2.0 / 23.0;
-  q = q * s2 + 2.0 / 21.0;
-  q = q * s2 + 2.0 / 19.0;
-  q = q * s2 + 2.0 / 17.0;
-  q = q * s2 + 2.0 / 15.0;
-  q = q * s2 + 2.0 / 13.0;
-  q = q * s2 + 2.0 / 11.0;
-  q = q * s2 + 2.0 / 9.0;
-  q = q * s2 + 2.0 / 7.0;
-  q = q * s2 + 2.0 / 5.0;
-  q = q * s2 + 2.0 / 3.0;
+  q = std::fma(q, s2, 2.0 / 21.0);
+  q = std::fma(q, s2, 2.0 / 19.0);
+  q = std::fma(q, s2, 2.0 / 17.0);
+  q = std::fma(q, s2, 2.0 / 15.0);
+  q = std::fma(q, s2, 2.0 / 13.0);
+  q = std::fma(q, s2, 2.0 / 11.0);
+  q = std::fma(q, s2, 2.0 / 9.0);
+  q = std::fma(q, s2, 2.0 / 7.0);
+  q = std::fma(q, s2, 2.0 / 5.0);
+  q = std::fma(q, s2, 2.0 / 3.0);
   // ln m = 2s + s s2 q and 2s = f - f^2/2 (1 - s), so ln m = f - (f^2/2 -
   // s (f^2/2 + s2 q)): f exact and the rest small, whose roundings count
   // for little (fdlibm's arrangement).
@@ -199,7 +210,7 @@ KILN_FAST_MATH double Log1pF64(double x) {
 KILN_FAST_MATH double TanhF64(double x) {
   double ax = x < 0.0 ? -x : x;
   // A NaN is clamped too (`!(ax <= 20)`); its result is the NaN itself.
-  double u = Expm1NotNaN(2.0 * (!(ax <= 20.0) ? 20.0 : ax));
+  double u = Expm1NonNegative(2.0 * (!(ax <= 20.0) ? 20.0 : ax));
   double t = u / (u + 2.0);
   t = ax > 20.0 ? 1.0 : t;
   t = x < 0.0 ? -t : t;
