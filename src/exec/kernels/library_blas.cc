@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <limits>
 #include <mutex>
@@ -71,26 +72,40 @@ void Gemm(int64_t rows, int64_t columns, int64_t k, const T* a, int64_t lda,
   }
 }
 
-// Multiply-adds per tile that pay for handing the tile to another thread
-// (a wake-up is tens of microseconds; 2^19 multiply-adds of f64 take about
-// as long on one core), and the most tiles a product is cut into.
-constexpr double kTileWork = 1 << 19;
-constexpr int64_t kMaxTiles = 256;
+// Multiply-adds per tile: enough that the library's packing of the tile's
+// operands (each call packs its rows of A and columns of B again) is a
+// small part of its work and a hand-off to another thread (tens of
+// microseconds) is paid for; and the most tiles a product is cut into (one
+// per core on 16 cores). f64 512x1024 by 1024x1024 on 2 cores: 256 tiles
+// of 32 x 64 took 14.6 ms, 16 tiles of 128 x 256 11.2, 2 tiles 10.3
+// (XLA:CPU 10.4); the tiles come from the shape alone (the bits promise),
+// so they cannot be one per thread. A matrix times a vector reads each
+// element of the matrix once, at memory speed, packs nothing, and pays for
+// a hand-off sooner.
+constexpr double kTileWork = 1 << 22;
+constexpr double kVectorTileWork = 1 << 18;
+constexpr int64_t kMaxTiles = 16;
 // Tiles keep at least this many rows and columns where the product has
-// them: the library packs its operands per call, and thinner tiles would
-// spend their time packing.
-constexpr int64_t kMinTileRows = 32;
-constexpr int64_t kMinTileColumns = 64;
+// them: thinner ones would spend their time packing.
+constexpr int64_t kMinTileRows = 128;
+constexpr int64_t kMinTileColumns = 256;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Multiply-adds that pay for handing tasks to other threads (a wake-up is
+// tens of microseconds; 2^20 multiply-adds of f64 take about as long on
+// two cores), and the same for products of a matrix and a vector.
+constexpr double kHandOffWork = 1 << 20;
+constexpr double kVectorHandOffWork = 1 << 18;
+
 // Runs `run(first, last)` over tasks [0, count): over the cores, holding
 // AllCoresMutex() as every kernel that takes them all does, when there are
-// several and their `work` (multiply-adds) pays for the hand-off; else on
-// this thread.
+// several and their `work` (multiply-adds) is at least `hand_off_work`;
+// else on this thread.
 template <typename Run>
-void RunTasks(int64_t count, double work, const Run& run) {
-  if (count > 1 && work >= 2 * kTileWork) {
+void RunTasks(int64_t count, double work, double hand_off_work,
+              const Run& run) {
+  if (count > 1 && work >= hand_off_work) {
     std::lock_guard<std::mutex> all_cores(AllCoresMutex());
     ParallelFor(count, 1, run);
   } else {
@@ -129,8 +144,9 @@ class LibraryMatmulKernel : public Kernel {
                 out + (b * m_ + row) * n_ + column, n_);
       }
     };
+    const bool vector = m_ == 1 || n_ == 1;
     RunTasks(batch_ * per_batch, static_cast<double>(batch_) * m_ * k_ * n_,
-             run_tiles);
+             vector ? kVectorHandOffWork : kHandOffWork, run_tiles);
     if (ctx.cancelled()) return ctx.CancelledStatus();
     return OkStatus();
   }
@@ -207,7 +223,8 @@ class LibraryTriangularSolveKernel : public Kernel {
                 left ? count : cols_, a_all + b * m_ * m_, m_, x, cols_);
       }
     };
-    RunTasks(batch_ * blocks, static_cast<double>(batch_) * m_ * m_ * independent,
+    RunTasks(batch_ * blocks,
+             static_cast<double>(batch_) * m_ * m_ * independent, kHandOffWork,
              solve);
     if (ctx.cancelled()) return ctx.CancelledStatus();
     return OkStatus();
@@ -261,14 +278,18 @@ void UseOneLibraryThreadPerCall() {
 }
 
 GemmTiles ChooseGemmTiles(int64_t m, int64_t k, int64_t n) {
+  const bool vector = m == 1 || n == 1;
   const double work = static_cast<double>(m) * k * n;
-  const int64_t wanted = static_cast<int64_t>(std::clamp<double>(
-      work / kTileWork, 1.0, static_cast<double>(kMaxTiles)));
-  // Rows first: a tile of whole rows of C reads its rows of A once.
-  const int64_t row_tiles =
-      std::clamp<int64_t>(wanted, 1, std::max<int64_t>(1, m / kMinTileRows));
-  const int64_t column_tiles = std::clamp<int64_t>(
-      CeilDiv(wanted, row_tiles), 1, std::max<int64_t>(1, n / kMinTileColumns));
+  const double wanted =
+      std::clamp<double>(work / (vector ? kVectorTileWork : kTileWork), 1.0,
+                         static_cast<double>(kMaxTiles));
+  // Rows first: a tile of whole rows of C reads its rows of A once, and
+  // the library packs A for it once (measured faster than square tiles).
+  const int64_t row_tiles = std::clamp<int64_t>(
+      static_cast<int64_t>(wanted), 1, std::max<int64_t>(1, m / kMinTileRows));
+  const int64_t column_tiles =
+      std::clamp<int64_t>(static_cast<int64_t>(std::ceil(wanted / row_tiles)),
+                          1, std::max<int64_t>(1, n / kMinTileColumns));
   return GemmTiles{std::max<int64_t>(1, CeilDiv(m, row_tiles)),
                    std::max<int64_t>(1, CeilDiv(n, column_tiles))};
 }
