@@ -1,9 +1,26 @@
 #include "runtime/work_queue.h"
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 namespace kiln::runtime {
 namespace {
 
 thread_local bool on_queue_thread = false;
+
+// How long a queue's thread stays awake for its next task before it sleeps,
+// and how many threads of all queues may at once: half the cores, at
+// least one, so that queues whose devices outnumber the cores (8 devices
+// on 2 cores) leave the cores to the threads that have work.
+constexpr auto kSpin = std::chrono::microseconds(50);
+std::atomic<int> spinning{0};
+int MaxSpinning() {
+  static const int max =
+      std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
+  return max;
+}
 
 }  // namespace
 
@@ -20,6 +37,7 @@ void WorkQueue::Enqueue(std::function<void()> task) {
     std::lock_guard<std::mutex> lock(state_->mutex);
     if (!state_->stopping) {
       state_->tasks.push_back(std::move(task));
+      state_->pending.fetch_add(1, std::memory_order_release);
       state_->wake.notify_one();
       return;
     }
@@ -51,10 +69,25 @@ bool WorkQueue::IsQueueThread() const {
   return std::this_thread::get_id() == thread_id_;
 }
 
+void WorkQueue::SpinForWork(State& state) {
+  if (state.pending.load(std::memory_order_acquire) != 0) return;
+  if (spinning.fetch_add(1, std::memory_order_relaxed) >= MaxSpinning()) {
+    spinning.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
+  auto until = std::chrono::steady_clock::now() + kSpin;
+  while (state.pending.load(std::memory_order_acquire) == 0 &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::yield();
+  }
+  spinning.fetch_sub(1, std::memory_order_relaxed);
+}
+
 void WorkQueue::Loop(std::shared_ptr<State> state) {
   on_queue_thread = true;
   while (true) {
     std::function<void()> task;
+    SpinForWork(*state);
     {
       std::unique_lock<std::mutex> lock(state->mutex);
       state->wake.wait(
@@ -62,6 +95,7 @@ void WorkQueue::Loop(std::shared_ptr<State> state) {
       if (state->tasks.empty()) return;  // stopping and drained
       task = std::move(state->tasks.front());
       state->tasks.pop_front();
+      state->pending.fetch_sub(1, std::memory_order_relaxed);
     }
     task();
   }
