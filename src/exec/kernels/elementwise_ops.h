@@ -708,7 +708,33 @@ struct Atan2 {
   }
 };
 
+// nextafter as glibc computes it, on the bits and without a call, so that
+// f32 and f64 vectorize (the same bits: NaN by the bits, a == b compared
+// as floats, zero by the bits, then one step of the signed bit pattern).
+template <typename F, typename S>
+KILN_FAST_MATH F NextAfterBits(F a, F b) {
+  constexpr S kMagnitude = std::numeric_limits<S>::max();
+  const S ha = std::bit_cast<S>(a), hb = std::bit_cast<S>(b);
+  const S ia = ha & kMagnitude, ib = hb & kMagnitude;
+  const S infinity = std::bit_cast<S>(std::numeric_limits<F>::infinity());
+  // Toward b by one step: down where a > b (a positive) or where b is
+  // positive or below a in bits (a negative).
+  const bool down = ha >= 0 ? ha > hb : (hb >= 0 || ha > hb);
+  F step = std::bit_cast<F>(down ? ha - 1 : ha + 1);
+  // From zero: the smallest subnormal with b's sign.
+  F from_zero = std::bit_cast<F>(static_cast<S>((hb & ~kMagnitude) | 1));
+  F result = ia == 0 ? from_zero : step;
+  result = a == b ? b : result;
+  return ia > infinity || ib > infinity ? a + b : result;
+}
+
 struct NextAfter {
+  static float Apply(float a, float b, int) {
+    return NextAfterBits<float, int32_t>(a, b);
+  }
+  static double Apply(double a, double b, int) {
+    return NextAfterBits<double, int64_t>(a, b);
+  }
   template <Float T>
   static T Apply(T a, T b, int) {
     return std::nextafter(a, b);
