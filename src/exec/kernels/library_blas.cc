@@ -77,9 +77,10 @@ void Gemm(int64_t rows, int64_t columns, int64_t k, const T* a, int64_t lda,
 // small part of its work and a hand-off to another thread (tens of
 // microseconds) is paid for; and the most tiles a product is cut into (one
 // per core on 16 cores). f64 512x1024 by 1024x1024 on 2 cores: 256 tiles
-// of 32 x 64 took 14.6 ms, 16 tiles of 128 x 256 11.2, 2 tiles 10.3
-// (XLA:CPU 10.4); the tiles come from the shape alone (the bits promise),
-// so they cannot be one per thread. A matrix times a vector reads each
+// of 32 x 64 took 14.6 ms, 16 of 64 x 512 12.2-12.5, 16 of 128 x 256 11.2,
+// 2 tiles 10.3 (XLA:CPU 10.4); the tiles come from the shape alone (the
+// bits promise), so they cannot be one per thread, and tiles of at least
+// 128 x 256 left an MLP's 128 x 784 by 784 x 256 on one thread. A matrix times a vector reads each
 // element of the matrix once, at memory speed, packs nothing, and pays for
 // a hand-off sooner.
 constexpr double kTileWork = 1 << 22;
@@ -87,8 +88,8 @@ constexpr double kVectorTileWork = 1 << 18;
 constexpr int64_t kMaxTiles = 16;
 // Tiles keep at least this many rows and columns where the product has
 // them: thinner ones would spend their time packing.
-constexpr int64_t kMinTileRows = 128;
-constexpr int64_t kMinTileColumns = 256;
+constexpr int64_t kMinTileRows = 64;
+constexpr int64_t kMinTileColumns = 128;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
