@@ -11,6 +11,10 @@
 // A value produced inside a run joins it only when its consumer reads it
 // element by element: a view (broadcast, transpose, ...) reads its source
 // whole, so a source computed in the same run would not be complete yet.
+// A kernel that runs better over its whole range than over tiles (a
+// transpose too large for a core's first-level cache,
+// ElementwiseKernel::runs_well_in_tiles) joins no run; one that reads
+// nothing of the run is stepped over and runs before the fused step.
 //
 // Then a reduction of trailing dimensions (exec/kernels/row_reduce.h)
 // that directly follows an elementwise step (fused or not) takes that
@@ -59,6 +63,12 @@ const ElementwiseKernel* AsElementwise(const exec::Step& step) {
     return nullptr;
   }
   return kernel;
+}
+
+// `step`'s kernel if it is elementwise and may join a fused run.
+const ElementwiseKernel* AsFusable(const exec::Step& step) {
+  const ElementwiseKernel* kernel = AsElementwise(step);
+  return kernel != nullptr && kernel->runs_well_in_tiles() ? kernel : nullptr;
 }
 
 // Whether `step` is an elementwise kernel too small for threads or fusion
@@ -196,7 +206,7 @@ void Lowering::FuseElementwiseSteps() {
 
   size_t begin = 0;
   while (begin < region.steps.size()) {
-    const ElementwiseKernel* first = AsElementwise(region.steps[begin]);
+    const ElementwiseKernel* first = AsFusable(region.steps[begin]);
     if (first == nullptr || first->count() < kMinFusedElements) {
       fused_steps.push_back(std::move(region.steps[begin]));
       fused_indices.push_back(indices[begin]);
@@ -237,10 +247,13 @@ void Lowering::FuseElementwiseSteps() {
           if (next->reads_whole(static_cast<int>(i))) readable = false;
         }
       }
-      if (next->count() != first->count()) {
+      // A step that runs better alone (a large transpose) is stepped over
+      // as smaller ones are, and runs before the fused step.
+      const bool alone = !next->runs_well_in_tiles();
+      if (alone || next->count() != first->count()) {
         // Only smaller steps are stepped over: a larger one would be taken
         // out of the run it starts itself, and run alone, unfused.
-        if (reads_run || next->count() > first->count() ||
+        if (reads_run || (!alone && next->count() > first->count()) ||
             hoisted.size() >= kMaxHoistedSteps) {
           break;
         }

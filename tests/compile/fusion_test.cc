@@ -7,8 +7,12 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
+#include <string>
+#include <utility>
 
+#include "base/strings.h"
 #include "program_runner.h"
 #include "support/test_support.h"
 
@@ -247,9 +251,9 @@ TEST(FusionTest, ArithmeticChainsGiveTheUnfusedBits) {
   }
 }
 
-TEST(FusionTest, BroadcastTransposeAndConvertJoinTheRun) {
-  // A bias broadcast along rows, a transpose of an argument, and a round
-  // trip through bf16, all read element by element by the chain.
+// A bias broadcast along rows, a transpose of an argument and a round trip
+// through bf16, read element by element by the chain: `rows` x `columns`.
+std::string BiasTransposeConvertChain(int rows, int columns) {
   std::string text = R"(
 func.func @main(%x: tensor<300x257xf32>, %bias: tensor<257xf32>,
                 %w: tensor<257x300xf32>) -> tensor<300x257xf32> {
@@ -266,15 +270,45 @@ func.func @main(%x: tensor<300x257xf32>, %bias: tensor<257xf32>,
   %c = stablehlo.clamp %z, %r, %one : (tensor<f32>, tensor<300x257xf32>, tensor<f32>) -> tensor<300x257xf32>
   return %c : tensor<300x257xf32>
 })";
-  std::vector<float> x = RandomFloats(300 * 257, 3);
-  std::vector<float> bias = RandomFloats(257, 4);
-  std::vector<float> w = RandomFloats(257 * 300, 5);
-  auto plan = ExpectFusedMatchesUnfused(
-      text, {HostArray::Of(ElementType::kF32, {300, 257}, x),
-             HostArray::Of(ElementType::kF32, {257}, bias),
-             HostArray::Of(ElementType::kF32, {257, 300}, w)});
+  for (auto [from, to] : {std::pair<std::string, int>{"300x257", 0},
+                          {"257x300", 1},
+                          {"257", 2}}) {
+    std::string shape = to == 0   ? StrCat(rows, "x", columns)
+                        : to == 1 ? StrCat(columns, "x", rows)
+                                  : StrCat(columns);
+    for (size_t at = text.find("<" + from + "x"); at != std::string::npos;
+         at = text.find("<" + from + "x", at + 1)) {
+      text.replace(at + 1, from.size(), shape);
+    }
+  }
+  return text;
+}
+
+std::unique_ptr<exec::Plan> FuseBiasTransposeConvertChain(int rows,
+                                                          int columns) {
+  std::vector<float> x = RandomFloats(rows * columns, 3);
+  std::vector<float> bias = RandomFloats(columns, 4);
+  std::vector<float> w = RandomFloats(columns * rows, 5);
+  return ExpectFusedMatchesUnfused(
+      BiasTransposeConvertChain(rows, columns),
+      {HostArray::Of(ElementType::kF32, {rows, columns}, x),
+       HostArray::Of(ElementType::kF32, {columns}, bias),
+       HostArray::Of(ElementType::kF32, {columns, rows}, w)});
+}
+
+TEST(FusionTest, BroadcastTransposeAndConvertJoinTheRun) {
+  // 60 x 129 f32: the transpose's source fits a core's first-level cache.
+  auto plan = FuseBiasTransposeConvertChain(60, 129);
   ASSERT_NE(plan, nullptr);
   EXPECT_EQ(plan->main().steps.size(), 1u);
+}
+
+TEST(FusionTest, ALargeTransposeRunsAloneBeforeTheRun) {
+  // 300 x 257 f32: the transpose copies its squares whole on its own
+  // (exec::ElementwiseKernel::runs_well_in_tiles); the rest is one run.
+  auto plan = FuseBiasTransposeConvertChain(300, 257);
+  ASSERT_NE(plan, nullptr);
+  EXPECT_EQ(plan->main().steps.size(), 2u);
 }
 
 TEST(FusionTest, PerChannelStepsBetweenARunRunBeforeIt) {
@@ -336,27 +370,27 @@ func.func @main(%x: tensor<4x9x9x64xf32>, %mean: tensor<64xf32>,
 
 TEST(FusionTest, AViewOfAValueOfTheRunEndsTheRun) {
   // The transpose reads %a whole, so %a must be complete first: the run
-  // ends before it, and %a is written to memory.
+  // ends before it, and %a is written to memory. (64 x 64, small enough
+  // for the transpose to join the next run.)
   std::string text = R"(
-func.func @main(%x: tensor<128x128xf32>) -> tensor<128x128xf32> {
-  %a = stablehlo.add %x, %x : tensor<128x128xf32>
-  %t = stablehlo.transpose %a, dims = [1, 0] : (tensor<128x128xf32>) -> tensor<128x128xf32>
-  %b = stablehlo.multiply %t, %x : tensor<128x128xf32>
-  return %b : tensor<128x128xf32>
+func.func @main(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %a = stablehlo.add %x, %x : tensor<64x64xf32>
+  %t = stablehlo.transpose %a, dims = [1, 0] : (tensor<64x64xf32>) -> tensor<64x64xf32>
+  %b = stablehlo.multiply %t, %x : tensor<64x64xf32>
+  return %b : tensor<64x64xf32>
 })";
-  std::vector<float> x = RandomFloats(128 * 128, 6);
+  std::vector<float> x = RandomFloats(64 * 64, 6);
   auto plan = ExpectFusedMatchesUnfused(
-      text, {HostArray::Of(ElementType::kF32, {128, 128}, x)});
+      text, {HostArray::Of(ElementType::kF32, {64, 64}, x)});
   ASSERT_NE(plan, nullptr);
   EXPECT_EQ(plan->main().steps.size(), 2u);
   ASSERT_OK_AND_ASSIGN(
       auto out,
-      RunPlan(*plan, {HostArray::Of(ElementType::kF32, {128, 128}, x)}));
+      RunPlan(*plan, {HostArray::Of(ElementType::kF32, {64, 64}, x)}));
   std::vector<float> b = out[0].As<float>();
-  for (int i = 0; i < 128; i += 7) {
-    for (int j = 0; j < 128; j += 5) {
-      EXPECT_EQ(b[i * 128 + j],
-                (x[j * 128 + i] + x[j * 128 + i]) * x[i * 128 + j]);
+  for (int i = 0; i < 64; i += 7) {
+    for (int j = 0; j < 64; j += 5) {
+      EXPECT_EQ(b[i * 64 + j], (x[j * 64 + i] + x[j * 64 + i]) * x[i * 64 + j]);
     }
   }
 }

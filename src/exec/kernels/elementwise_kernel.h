@@ -71,6 +71,13 @@ class ElementwiseKernel : public Kernel {
   // Whether every output element is the same whatever the range (a
   // broadcast of a scalar): a fused kernel computes it once per range.
   virtual bool range_invariant() const { return false; }
+
+  // Whether the kernel runs as fast over a fused kernel's tiles (a couple
+  // of thousand consecutive output elements) as over its whole range. A
+  // large transpose of the last two dimensions does not: alone, it copies
+  // squares that use every line it reads; over a tile of two output rows
+  // it reads each source line for two elements, from L2 at best.
+  virtual bool runs_well_in_tiles() const { return true; }
   // For a range-invariant kernel that repeats one element of input 0 (a
   // broadcast of a scalar): that element's index; else -1.
   virtual int64_t repeated_element() const { return -1; }

@@ -320,6 +320,14 @@ class StridedViewKernel : public ElementwiseKernel {
     }
   }
   int cost_per_element() const override { return 2; }
+  // A transpose copied in squares (above) whose source does not fit a
+  // core's first-level cache: fused, 1024 x 1024 f32 `a.T + b` took 3x
+  // XLA:CPU's time, the transpose alone 0.8x.
+  bool runs_well_in_tiles() const override {
+    constexpr int64_t kFirstLevelCacheBytes = 32 * 1024;
+    return tiles_ == nullptr ||
+           copy_.num_elements() * element_bytes_ <= kFirstLevelCacheBytes;
+  }
   bool range_invariant() const override {
     for (int64_t stride : copy_.source_strides) {
       if (stride != 0) return false;
