@@ -20,12 +20,18 @@ namespace {
 template <typename F, typename U>
 void ExpectTheLibrarysBits() {
   using Limits = std::numeric_limits<F>;
-  std::vector<F> edges = {F(0),           -F(0),
-                          F(1),           F(-1),
-                          Limits::infinity(), -Limits::infinity(),
-                          Limits::quiet_NaN(), Limits::denorm_min(),
-                          -Limits::denorm_min(), Limits::max(),
-                          -Limits::max(), Limits::min()};
+  std::vector<F> edges = {F(0),
+                          -F(0),
+                          F(1),
+                          F(-1),
+                          Limits::infinity(),
+                          -Limits::infinity(),
+                          Limits::quiet_NaN(),
+                          Limits::denorm_min(),
+                          -Limits::denorm_min(),
+                          Limits::max(),
+                          -Limits::max(),
+                          Limits::min()};
   int64_t mismatches = 0;
   auto check = [&](F a, F b) {
     F got = ops::NextAfter::Apply(a, b, 0);

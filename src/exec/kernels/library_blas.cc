@@ -80,9 +80,9 @@ void Gemm(int64_t rows, int64_t columns, int64_t k, const T* a, int64_t lda,
 // of 32 x 64 took 14.6 ms, 16 of 64 x 512 12.2-12.5, 16 of 128 x 256 11.2,
 // 2 tiles 10.3 (XLA:CPU 10.4); the tiles come from the shape alone (the
 // bits promise), so they cannot be one per thread, and tiles of at least
-// 128 x 256 left an MLP's 128 x 784 by 784 x 256 on one thread. A matrix times a vector reads each
-// element of the matrix once, at memory speed, packs nothing, and pays for
-// a hand-off sooner.
+// 128 x 256 left an MLP's 128 x 784 by 784 x 256 on one thread. A matrix times
+// a vector reads each element of the matrix once, at memory speed, packs
+// nothing, and pays for a hand-off sooner.
 constexpr double kTileWork = 1 << 22;
 constexpr double kVectorTileWork = 1 << 18;
 constexpr int64_t kMaxTiles = 16;
