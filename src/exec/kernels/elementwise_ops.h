@@ -720,7 +720,11 @@ KILN_FAST_MATH F NextAfterBits(F a, F b) {
   // Toward b by one step: down where a > b (a positive) or where b is
   // positive or below a in bits (a negative).
   const bool down = ha >= 0 ? ha > hb : (hb >= 0 || ha > hb);
-  F step = std::bit_cast<F>(down ? ha - 1 : ha + 1);
+  // The step in unsigned arithmetic: every lane computes it, -0 and NaN
+  // patterns included, where the signed one would overflow.
+  using U = std::make_unsigned_t<S>;
+  const U delta = down ? ~U{0} : U{1};
+  F step = std::bit_cast<F>(static_cast<U>(static_cast<U>(ha) + delta));
   // From zero: the smallest subnormal with b's sign.
   F from_zero = std::bit_cast<F>(static_cast<S>((hb & ~kMagnitude) | 1));
   F result = ia == 0 ? from_zero : step;
