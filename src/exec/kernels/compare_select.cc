@@ -26,16 +26,6 @@ auto TotalOrderKey(T value) {
                         : static_cast<Bits>(bits | kSign);
 }
 
-template <CompareDirection D, typename K>
-bool Ordered(const K& a, const K& b) {
-  if constexpr (D == CompareDirection::kEQ) return a == b;
-  if constexpr (D == CompareDirection::kNE) return a != b;
-  if constexpr (D == CompareDirection::kGE) return a >= b;
-  if constexpr (D == CompareDirection::kGT) return a > b;
-  if constexpr (D == CompareDirection::kLE) return a <= b;
-  if constexpr (D == CompareDirection::kLT) return a < b;
-}
-
 // kScalar: the input (0 or 1) that is one element serving every element
 // (ElementwiseKernel::WithScalarInput), or -1 for none.
 template <CompareDirection D, typename T, bool kTotal, int kScalar = -1>

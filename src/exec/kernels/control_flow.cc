@@ -11,23 +11,9 @@ namespace {
 
 // Whether `condition` holds over the current values of its slots.
 bool Holds(const LoopCondition& condition, const RunContext& ctx) {
-  int64_t a = LoadInt(condition.type, ctx.slot(condition.lhs), 0);
-  int64_t b = LoadInt(condition.type, ctx.slot(condition.rhs), 0);
-  switch (condition.direction) {
-    case CompareDirection::kEQ:
-      return a == b;
-    case CompareDirection::kNE:
-      return a != b;
-    case CompareDirection::kGE:
-      return a >= b;
-    case CompareDirection::kGT:
-      return a > b;
-    case CompareDirection::kLE:
-      return a <= b;
-    case CompareDirection::kLT:
-      return a < b;
-  }
-  return false;
+  return Ordered(condition.direction,
+                 LoadInt(condition.type, ctx.slot(condition.lhs), 0),
+                 LoadInt(condition.type, ctx.slot(condition.rhs), 0));
 }
 
 // One copied loop value's copy after an iteration, at addresses that stay

@@ -76,6 +76,37 @@ ElementType BinaryResultType(BinaryOp op, ElementType type);
 // compare_direction and compare_type as in ir/attributes.h.
 enum class CompareDirection { kEQ, kNE, kGE, kGT, kLE, kLT };
 enum class CompareType { kDefault, kFloat, kTotalOrder, kSigned, kUnsigned };
+
+// a D b, by C++'s operators on K (the compare kernels pass numbers, total
+// order keys or (real, imaginary) pairs).
+template <CompareDirection D, typename K>
+bool Ordered(const K& a, const K& b) {
+  if constexpr (D == CompareDirection::kEQ) return a == b;
+  if constexpr (D == CompareDirection::kNE) return a != b;
+  if constexpr (D == CompareDirection::kGE) return a >= b;
+  if constexpr (D == CompareDirection::kGT) return a > b;
+  if constexpr (D == CompareDirection::kLE) return a <= b;
+  if constexpr (D == CompareDirection::kLT) return a < b;
+}
+// The same with the direction known at run time.
+template <typename K>
+bool Ordered(CompareDirection direction, const K& a, const K& b) {
+  switch (direction) {
+    case CompareDirection::kEQ:
+      return Ordered<CompareDirection::kEQ>(a, b);
+    case CompareDirection::kNE:
+      return Ordered<CompareDirection::kNE>(a, b);
+    case CompareDirection::kGE:
+      return Ordered<CompareDirection::kGE>(a, b);
+    case CompareDirection::kGT:
+      return Ordered<CompareDirection::kGT>(a, b);
+    case CompareDirection::kLE:
+      return Ordered<CompareDirection::kLE>(a, b);
+    case CompareDirection::kLT:
+      return Ordered<CompareDirection::kLT>(a, b);
+  }
+  return false;
+}
 // An i1 result of comparing two operands of native type `type`.
 std::unique_ptr<Kernel> MakeCompareKernel(CompareDirection direction,
                                           CompareType compare_type,
